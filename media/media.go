@@ -1,0 +1,74 @@
+// Package media holds the types that flow from a source to the pipeline:
+// tracks (codec and parameter sets) and access units with their times.
+// It has no networking and no container code.
+package media
+
+import (
+	"time"
+
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
+)
+
+// Codec names a codec Vigia records.
+type Codec string
+
+// Codecs Vigia records. Anything else is refused as unsupported.
+const (
+	H264 Codec = "H264"
+	H265 Codec = "H265"
+	AAC  Codec = "AAC"
+)
+
+// IsVideo reports whether c is a video codec.
+func (c Codec) IsVideo() bool { return c == H264 || c == H265 }
+
+// Track describes one elementary stream of a source.
+type Track struct {
+	// Codec of the track.
+	Codec Codec
+
+	// ClockRate is the RTP clock rate of the track (90000 for video, the
+	// sample rate for AAC). Times in Units are durations, not ticks.
+	ClockRate int
+
+	// VPS, SPS and PPS are the video parameter sets known when the track was
+	// announced (from the SDP or the first access unit). VPS is H.265 only.
+	VPS, SPS, PPS []byte
+
+	// AAC is the AudioSpecificConfig of an AAC track.
+	AAC *mpeg4audio.AudioSpecificConfig
+}
+
+// Unit is one access unit: a whole video frame (all its NAL units) or one AAC
+// frame.
+type Unit struct {
+	// Track is the index of the unit's track in the source's track list.
+	Track int
+
+	// PTS and DTS are presentation and decoding times relative to the start
+	// of the source's run, unwrapped and monotonic (DTS) within one run.
+	PTS, DTS time.Duration
+
+	// Time is the wall-clock time of the unit (from RTCP sender reports when
+	// the camera sends them, otherwise the receive time of the first unit
+	// plus PTS).
+	Time time.Time
+
+	// Key is true for a video unit that starts a GOP (IDR / IRAP).
+	Key bool
+
+	// NALUs of a video unit, without start codes or length prefixes.
+	NALUs [][]byte
+
+	// Payload of an audio unit (one raw AAC frame, no ADTS header).
+	Payload []byte
+}
+
+// Size returns the payload bytes of u.
+func (u *Unit) Size() int {
+	n := len(u.Payload)
+	for _, nalu := range u.NALUs {
+		n += len(nalu)
+	}
+	return n
+}
