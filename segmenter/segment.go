@@ -1,0 +1,59 @@
+// Package segmenter turns access units into standalone fMP4 segments (ftyp+moov,
+// then moof+mdat fragments), spools them on local disk with fsync per fragment,
+// recovers the spool after a crash and uploads finished segments with retry.
+//
+// It knows nothing of storage or NATS: the uploader takes an Upload function
+// and reports through function fields.
+package segmenter
+
+import (
+	"time"
+
+	"github.com/vigia/vigia/media"
+)
+
+// Segment is a finished (or recovered) segment waiting in the spool or stored.
+type Segment struct {
+	// Camera is the camera id.
+	Camera string `json:"camera"`
+
+	// Start is the wall-clock time of the segment's first video frame.
+	Start time.Time `json:"start"`
+
+	// Duration is the media duration of the video track.
+	Duration time.Duration `json:"duration"`
+
+	// Codec is the video codec.
+	Codec media.Codec `json:"codec"`
+
+	// AudioCodec is the audio codec, empty without audio.
+	AudioCodec media.Codec `json:"audio_codec,omitempty"`
+
+	// Width and Height of the video.
+	Width  int `json:"width"`
+	Height int `json:"height"`
+
+	// InitSize is the byte size of the init part (ftyp+moov).
+	InitSize int64 `json:"init_size"`
+
+	// Size is the file size.
+	Size int64 `json:"size"`
+
+	// Frames is the number of video frames in the segment.
+	Frames int `json:"frames"`
+
+	// Recovered is true for a segment cut short by a crash and recovered.
+	Recovered bool `json:"recovered,omitempty"`
+
+	// Path is the spool file holding the segment.
+	Path string `json:"-"`
+}
+
+// StartMs returns the segment start in Unix milliseconds.
+func (s Segment) StartMs() int64 { return s.Start.UnixMilli() }
+
+// DurationMs returns the segment duration in milliseconds.
+func (s Segment) DurationMs() int64 { return s.Duration.Milliseconds() }
+
+// End returns the wall-clock end of the segment.
+func (s Segment) End() time.Time { return s.Start.Add(s.Duration) }

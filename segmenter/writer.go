@@ -1,0 +1,390 @@
+package segmenter
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
+	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4/seekablebuffer"
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/media"
+)
+
+// WriterConfig configures a Writer.
+type WriterConfig struct {
+	// Camera id.
+	Camera string
+
+	// SegmentDuration is the target duration; a segment is cut at the first
+	// keyframe after it. It defaults to 60 seconds.
+	SegmentDuration time.Duration
+
+	// FragmentDuration is the target duration of one moof+mdat fragment.
+	// It defaults to 1 second.
+	FragmentDuration time.Duration
+
+	// MaxJump is the largest DTS step between consecutive video frames that
+	// is not a discontinuity. It defaults to 5 seconds.
+	MaxJump time.Duration
+
+	// Spool receives the segment files.
+	Spool *Spool
+
+	// OnDrop is called for units dropped before a segment can start (no
+	// keyframe yet, no parameter sets) or after a write error. Optional.
+	OnDrop func(reason string)
+
+	// Log is the camera's logger.
+	Log *zap.Logger
+}
+
+// Writer cuts one camera's access units into segments. It is not safe for
+// concurrent use: the camera's pipeline goroutine owns it.
+type Writer struct {
+	cfg WriterConfig
+
+	tracks     []*media.Track
+	videoIdx   int
+	audioIdx   int
+	videoCodec media.Codec
+	params     paramSets
+
+	seg     *openSegment
+	nextRun time.Time // chained wall-clock start of the next segment; zero after a discontinuity
+	lastEnd time.Time // end of the last finished segment
+	lastDTS time.Duration
+	haveDTS bool
+	buf     seekablebuffer.Buffer
+}
+
+// openSegment is the segment being written.
+type openSegment struct {
+	file     *spoolFile
+	meta     Segment
+	startDTS time.Duration
+	fragDTS  time.Duration
+	seq      uint32
+	video    trackState
+	audio    *trackState
+	frames   int
+	fragSize int
+}
+
+// NewWriter returns a Writer. Call SetTracks before WriteUnit.
+func NewWriter(cfg WriterConfig) *Writer {
+	if cfg.SegmentDuration <= 0 {
+		cfg.SegmentDuration = 60 * time.Second
+	}
+	if cfg.FragmentDuration <= 0 {
+		cfg.FragmentDuration = time.Second
+	}
+	if cfg.MaxJump <= 0 {
+		cfg.MaxJump = 5 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	return &Writer{cfg: cfg, videoIdx: -1, audioIdx: -1}
+}
+
+// SetTracks starts a new run of the source with these tracks. Any open
+// segment is closed: a new run is a discontinuity.
+func (w *Writer) SetTracks(tracks []*media.Track) error {
+	w.Discontinuity()
+	w.tracks = tracks
+	w.videoIdx, w.audioIdx = -1, -1
+	for i, t := range tracks {
+		switch {
+		case t.Codec.IsVideo() && w.videoIdx < 0:
+			w.videoIdx = i
+		case t.Codec == media.AAC && t.AAC != nil && w.audioIdx < 0:
+			w.audioIdx = i
+		}
+	}
+	if w.videoIdx < 0 {
+		return ErrNoVideo
+	}
+	vt := tracks[w.videoIdx]
+	w.videoCodec = vt.Codec
+	w.params = paramSets{vps: vt.VPS, sps: vt.SPS, pps: vt.PPS}.clone()
+	return nil
+}
+
+// Discontinuity closes the open segment; the next segment starts at the next
+// keyframe with a fresh wall-clock start.
+func (w *Writer) Discontinuity() {
+	w.closeSegment(0, false)
+	w.nextRun = time.Time{}
+	w.haveDTS = false
+}
+
+// Close finishes the open segment.
+func (w *Writer) Close() {
+	w.Discontinuity()
+}
+
+// WriteUnit adds one access unit.
+func (w *Writer) WriteUnit(u *media.Unit) error {
+	switch u.Track {
+	case w.videoIdx:
+		return w.writeVideo(u)
+	case w.audioIdx:
+		w.writeAudio(u)
+		return nil
+	}
+	return nil
+}
+
+func (w *Writer) drop(reason string) {
+	if w.cfg.OnDrop != nil {
+		w.cfg.OnDrop(reason)
+	}
+}
+
+func (w *Writer) writeVideo(u *media.Unit) error {
+	if w.haveDTS {
+		step := u.DTS - w.lastDTS
+		if step <= 0 || step > w.cfg.MaxJump {
+			w.cfg.Log.Info("timestamp discontinuity, closing segment", zap.Duration("step", step))
+			w.Discontinuity()
+		}
+	}
+	w.lastDTS, w.haveDTS = u.DTS, true
+
+	if u.Key {
+		np := w.params.update(w.videoCodec, u.NALUs)
+		if !np.equal(w.params) {
+			if w.seg != nil {
+				w.cfg.Log.Info("parameter sets changed, closing segment")
+				w.closeSegment(u.DTS, true)
+				w.nextRun = time.Time{}
+			}
+			w.params = np.clone()
+		}
+	}
+
+	if w.seg != nil && u.Key && u.DTS-w.seg.startDTS >= w.cfg.SegmentDuration {
+		w.closeSegment(u.DTS, true)
+	}
+
+	if w.seg == nil {
+		if !u.Key {
+			w.drop("no_keyframe")
+			return nil
+		}
+		if !w.params.complete(w.videoCodec) {
+			w.drop("no_params")
+			return ErrNoParams
+		}
+		if err := w.openSegment(u); err != nil {
+			w.drop("spool_write")
+			return err
+		}
+	}
+
+	s := w.seg
+	abs := toTicks(u.DTS, s.video.timescale)
+	if err := s.video.finish(abs, w.buildVideo); err != nil {
+		return err
+	}
+	if len(s.video.samples) > 0 && u.DTS-s.fragDTS >= w.cfg.FragmentDuration {
+		if err := w.flushFragment(s); err != nil {
+			w.failSegment(err)
+			w.drop("spool_write")
+			return err
+		}
+		s.fragDTS = u.DTS
+	}
+	s.video.pending, s.video.pendingTicks = u, abs
+	s.frames++
+	return nil
+}
+
+func (w *Writer) writeAudio(u *media.Unit) {
+	s := w.seg
+	if s == nil || s.audio == nil || u.DTS < s.startDTS {
+		return
+	}
+	abs := toTicks(u.DTS, s.audio.timescale)
+	_ = s.audio.finish(abs, buildAudio)
+	s.audio.pending, s.audio.pendingTicks = u, abs
+}
+
+func (w *Writer) buildVideo(u *media.Unit, ptsOffset int32) (*fmp4.Sample, error) {
+	s := &fmp4.Sample{}
+	var err error
+	if w.videoCodec == media.H265 {
+		err = s.FillH265(ptsOffset, u.NALUs)
+	} else {
+		err = s.FillH264(ptsOffset, u.NALUs)
+	}
+	s.IsNonSyncSample = !u.Key
+	return s, err
+}
+
+func buildAudio(u *media.Unit, _ int32) (*fmp4.Sample, error) {
+	return &fmp4.Sample{Payload: u.Payload}, nil
+}
+
+// openSegment starts a segment at keyframe u.
+func (w *Writer) openSegment(u *media.Unit) error {
+	start := w.nextRun
+	if start.IsZero() {
+		start = u.Time
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if start.Before(w.lastEnd) {
+			start = w.lastEnd
+		}
+	}
+	width, height := w.params.dimensions(w.videoCodec)
+	meta := Segment{
+		Camera: w.cfg.Camera,
+		Start:  start,
+		Codec:  w.videoCodec,
+		Width:  width,
+		Height: height,
+	}
+
+	init := fmp4.Init{}
+	vt := &fmp4.InitTrack{ID: 1, TimeScale: 90000}
+	if w.videoCodec == media.H265 {
+		vt.Codec = &fmp4.CodecH265{VPS: w.params.vps, SPS: w.params.sps, PPS: w.params.pps}
+	} else {
+		vt.Codec = &fmp4.CodecH264{SPS: w.params.sps, PPS: w.params.pps}
+	}
+	init.Tracks = append(init.Tracks, vt)
+	var audio *trackState
+	if w.audioIdx >= 0 {
+		at := w.tracks[w.audioIdx]
+		rate := int64(at.AAC.SampleRate)
+		if rate <= 0 {
+			rate = int64(at.ClockRate)
+		}
+		if rate > 0 {
+			init.Tracks = append(init.Tracks, &fmp4.InitTrack{
+				ID:        2,
+				TimeScale: uint32(rate),
+				Codec:     &fmp4.CodecMPEG4Audio{Config: *at.AAC},
+			})
+			audio = &trackState{id: 2, timescale: rate, defDur: 1024, segBase: toTicks(u.DTS, rate)}
+			meta.AudioCodec = media.AAC
+		}
+	}
+
+	w.buf.Reset()
+	if _, err := w.buf.Seek(0, 0); err != nil {
+		return err
+	}
+	if err := init.Marshal(&w.buf); err != nil {
+		return fmt.Errorf("marshal init: %w", err)
+	}
+	meta.InitSize = int64(w.buf.Len())
+
+	f, err := w.cfg.Spool.create(meta)
+	if err != nil {
+		return err
+	}
+	if err := f.append(w.buf.Bytes(), false); err != nil {
+		f.abort()
+		return err
+	}
+	w.seg = &openSegment{
+		file:     f,
+		meta:     meta,
+		startDTS: u.DTS,
+		fragDTS:  u.DTS,
+		video:    trackState{id: 1, timescale: 90000, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
+		audio:    audio,
+	}
+	// segment-relative ticks: subtract the base when finishing samples.
+	w.seg.video.next = 0
+	w.nextRun = start
+	return nil
+}
+
+// flushFragment writes the finished samples as one moof+mdat and fsyncs.
+func (w *Writer) flushFragment(s *openSegment) error {
+	part := fmp4.Part{SequenceNumber: s.seq + 1}
+	if pt := s.video.take(); pt != nil {
+		part.Tracks = append(part.Tracks, pt)
+	}
+	if s.audio != nil {
+		if pt := s.audio.take(); pt != nil {
+			part.Tracks = append(part.Tracks, pt)
+		}
+	}
+	if len(part.Tracks) == 0 {
+		return nil
+	}
+	s.seq++
+	w.buf.Reset()
+	if _, err := w.buf.Seek(0, 0); err != nil {
+		return err
+	}
+	if err := part.Marshal(&w.buf); err != nil {
+		return fmt.Errorf("marshal fragment: %w", err)
+	}
+	return s.file.append(w.buf.Bytes(), true)
+}
+
+// closeSegment finishes the open segment. When endKnown, the last video
+// frame lasts until endDTS; otherwise it gets the previous frame's duration.
+func (w *Writer) closeSegment(endDTS time.Duration, endKnown bool) {
+	s := w.seg
+	if s == nil {
+		return
+	}
+	w.seg = nil
+	var videoEnd int64
+	if endKnown {
+		videoEnd = toTicks(endDTS, s.video.timescale)
+	} else {
+		videoEnd = s.video.pendingTicks + int64(s.video.lastDur)
+		if s.video.lastDur == 0 {
+			videoEnd = s.video.pendingTicks + int64(s.video.defDur)
+		}
+	}
+	if err := s.video.finish(videoEnd, w.buildVideo); err != nil {
+		w.cfg.Log.Warn("last frame dropped", zap.Error(err))
+	}
+	if s.audio != nil && s.audio.pending != nil {
+		if s.audio.pending.DTS < s.startDTS+fromTicks(s.video.next, s.video.timescale) {
+			_ = s.audio.finish(s.audio.pendingTicks+int64(s.audio.lastDur), buildAudio)
+		}
+		s.audio.pending = nil
+	}
+	if err := w.flushFragment(s); err != nil {
+		w.cfg.Log.Error("writing last fragment failed", zap.Error(err))
+	}
+	s.meta.Duration = fromTicks(s.video.next, s.video.timescale)
+	s.meta.Frames = s.frames
+	if s.meta.Duration <= 0 {
+		s.file.abort()
+		return
+	}
+	w.lastEnd = s.meta.End()
+	w.nextRun = s.meta.End()
+	if err := s.file.finish(s.meta); err != nil {
+		w.cfg.Log.Error("finishing segment failed", zap.Error(err))
+	}
+}
+
+// failSegment abandons the open segment after a write error, keeping the
+// fragments already on disk for recovery.
+func (w *Writer) failSegment(err error) {
+	s := w.seg
+	if s == nil {
+		return
+	}
+	w.seg = nil
+	w.nextRun = time.Time{}
+	w.cfg.Log.Error("spool write failed, segment cut short", zap.Error(err))
+	_ = s.file.f.Close()
+	if rerr := w.cfg.Spool.recoverFile(s.file.path, true); rerr != nil && !errors.Is(rerr, ErrCorruptSpool) {
+		w.cfg.Log.Error("recovering segment after write error failed", zap.Error(rerr))
+	}
+}
