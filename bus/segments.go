@@ -1,0 +1,57 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// SegmentNotice says a recording segment was stored. It is published as JSON
+// on SegmentSubject(Camera) in StreamSegments, with Nats-Msg-Id = Key.
+type SegmentNotice struct {
+	// Camera is the camera id.
+	Camera string `json:"camera"`
+	// Key is the storage key of the segment object.
+	Key string `json:"key"`
+	// StartMs is the wall-clock start, Unix milliseconds.
+	StartMs int64 `json:"start_ms"`
+	// DurMs is the duration in milliseconds.
+	DurMs int64 `json:"dur_ms"`
+	// Size is the object size in bytes.
+	Size int64 `json:"size"`
+}
+
+// PublishSegment publishes n on StreamSegments with its Key as message id,
+// so a retry within DuplicateWindow is stored once. It fails fast with
+// ErrNotConnected while NATS is unreachable and otherwise returns by ctx's
+// deadline (5 seconds without one).
+func (b *Bus) PublishSegment(ctx context.Context, n SegmentNotice) error {
+	data, err := marshalSegment(n)
+	if err != nil {
+		return err
+	}
+	if err := b.usable(); err != nil {
+		return fmt.Errorf("publish segment %s: %w", n.Key, err)
+	}
+	if _, err := b.js.Publish(ctx, SegmentSubject(n.Camera), data, jetstream.WithMsgID(n.Key)); err != nil {
+		return fmt.Errorf("publish segment %s: %w", n.Key, err)
+	}
+	return nil
+}
+
+// marshalSegment validates n and returns its JSON.
+func marshalSegment(n SegmentNotice) ([]byte, error) {
+	if err := ValidateCamera(n.Camera); err != nil {
+		return nil, fmt.Errorf("publish segment: %w", err)
+	}
+	if n.Key == "" {
+		return nil, fmt.Errorf("publish segment: %w: empty key", ErrInvalidMessage)
+	}
+	data, err := json.Marshal(n)
+	if err != nil {
+		return nil, fmt.Errorf("publish segment %s: encode: %w", n.Key, err)
+	}
+	return data, nil
+}

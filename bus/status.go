@@ -1,0 +1,78 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigia/vigia/status"
+)
+
+// PublishStatus stores s in BucketCameraStatus under s.Camera and publishes
+// the same JSON on StatusSubject(s.Camera). An empty s.Text is filled from
+// s.Code. It fails fast with ErrNotConnected while NATS is unreachable and
+// otherwise returns by ctx's deadline (5 seconds without one).
+func (b *Bus) PublishStatus(ctx context.Context, s status.Status) error {
+	data, err := marshalStatus(s)
+	if err != nil {
+		return err
+	}
+	if err := b.usable(); err != nil {
+		return fmt.Errorf("publish status %s: %w", s.Camera, err)
+	}
+	kv := b.KV(BucketCameraStatus)
+	if kv == nil {
+		return fmt.Errorf("publish status %s: %w: bucket %s not open", s.Camera, ErrTopology, BucketCameraStatus)
+	}
+	if _, err := kv.Put(ctx, s.Camera, data); err != nil {
+		return fmt.Errorf("publish status %s: put: %w", s.Camera, err)
+	}
+	if err := b.nc.Publish(StatusSubject(s.Camera), data); err != nil {
+		return fmt.Errorf("publish status %s: notify: %w", s.Camera, err)
+	}
+	return nil
+}
+
+// GetStatus returns the last status stored for camera; ok is false when
+// there is none.
+func (b *Bus) GetStatus(ctx context.Context, camera string) (s status.Status, ok bool, err error) {
+	if err := ValidateCamera(camera); err != nil {
+		return status.Status{}, false, fmt.Errorf("get status: %w", err)
+	}
+	if b.closing.Load() {
+		return status.Status{}, false, fmt.Errorf("get status %s: %w", camera, ErrClosed)
+	}
+	kv := b.KV(BucketCameraStatus)
+	if kv == nil {
+		return status.Status{}, false, fmt.Errorf("get status %s: %w: bucket %s not open", camera, ErrTopology, BucketCameraStatus)
+	}
+	e, err := kv.Get(ctx, camera)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return status.Status{}, false, nil
+	}
+	if err != nil {
+		return status.Status{}, false, fmt.Errorf("get status %s: %w", camera, err)
+	}
+	if err := json.Unmarshal(e.Value(), &s); err != nil {
+		return status.Status{}, false, fmt.Errorf("get status %s: decode: %w", camera, err)
+	}
+	return s, true, nil
+}
+
+// marshalStatus validates s and returns its JSON, filling an empty Text.
+func marshalStatus(s status.Status) ([]byte, error) {
+	if err := ValidateCamera(s.Camera); err != nil {
+		return nil, fmt.Errorf("publish status: %w", err)
+	}
+	if s.Text == "" {
+		s.Text = s.Code.Text()
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("publish status %s: encode: %w", s.Camera, err)
+	}
+	return data, nil
+}

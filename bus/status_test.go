@@ -1,0 +1,81 @@
+package bus
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/vigia/vigia/status"
+)
+
+func TestPublishStatus(t *testing.T) {
+	b := openTest(t, testOptions(t))
+	ctx := testCtx(t)
+
+	sub, err := b.Conn().SubscribeSync(StatusSubject("42"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	in := status.Status{
+		Camera: "42", Code: status.Online, Width: 1280, Height: 720,
+		Node: "node-a", Since: time.UnixMilli(1700000000000).UTC(),
+	}
+	if err := b.PublishStatus(ctx, in); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	want := in
+	want.Text = "ONLINE"
+
+	msg, err := sub.NextMsgWithContext(ctx)
+	if err != nil {
+		t.Fatalf("subject: %v", err)
+	}
+	var fromSubject status.Status
+	if err := json.Unmarshal(msg.Data, &fromSubject); err != nil {
+		t.Fatalf("decode subject: %v", err)
+	}
+	if !fromSubject.Since.Equal(want.Since) || fromSubject.Code != want.Code || fromSubject.Text != want.Text ||
+		fromSubject.Width != want.Width || fromSubject.Node != want.Node {
+		t.Fatalf("subject got %+v, want %+v", fromSubject, want)
+	}
+
+	got, ok, err := b.GetStatus(ctx, "42")
+	if err != nil || !ok {
+		t.Fatalf("get: ok=%v err=%v", ok, err)
+	}
+	if got.Camera != want.Camera || got.Text != want.Text || got.Height != want.Height || !got.Since.Equal(want.Since) {
+		t.Fatalf("kv got %+v, want %+v", got, want)
+	}
+
+	if _, ok, err := b.GetStatus(ctx, "43"); ok || err != nil {
+		t.Fatalf("unknown camera: ok=%v err=%v, want false nil", ok, err)
+	}
+}
+
+func TestPublishStatusInvalid(t *testing.T) {
+	b := openTest(t, testOptions(t))
+	ctx := testCtx(t)
+	tests := []struct {
+		name   string
+		camera string
+	}{
+		{"empty camera", ""},
+		{"dotted camera", "a.b"},
+		{"wildcard camera", "*"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := b.PublishStatus(ctx, status.Status{Camera: tt.camera, Code: status.Offline}); !errors.Is(err, ErrInvalidCamera) {
+				t.Fatalf("publish = %v, want ErrInvalidCamera", err)
+			}
+			if _, _, err := b.GetStatus(ctx, tt.camera); !errors.Is(err, ErrInvalidCamera) {
+				t.Fatalf("get = %v, want ErrInvalidCamera", err)
+			}
+		})
+	}
+}

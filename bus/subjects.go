@@ -1,0 +1,97 @@
+package bus
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Key-value bucket names.
+const (
+	// BucketCameras holds camera configuration, key = camera id.
+	BucketCameras = "cameras"
+	// BucketCameraStatus holds the last status.Status of each camera, key = camera id.
+	BucketCameraStatus = "camera_status"
+	// BucketNodes holds recorder node heartbeats, key = node id; entries expire after NodeTTL.
+	BucketNodes = "nodes"
+	// BucketAssign holds camera → node leases, key = camera id.
+	BucketAssign = "assign"
+)
+
+// Stream names.
+const (
+	// StreamEvents holds camera events on vigia.events.{camera}.{type}.
+	StreamEvents = "EVENTS"
+	// StreamSegments holds stored-segment notices on vigia.segments.{camera}.
+	StreamSegments = "SEGMENTS"
+	// StreamJobs is the work queue of export (downloadable video) jobs.
+	StreamJobs = "JOBS"
+)
+
+// Subjects and subject prefixes.
+const (
+	// SubjectStatusPrefix prefixes status change subjects: vigia.status.{camera}.
+	SubjectStatusPrefix = "vigia.status."
+	// SubjectEventsPrefix prefixes event subjects: vigia.events.{camera}.{type}.
+	SubjectEventsPrefix = "vigia.events."
+	// SubjectSegmentsPrefix prefixes segment notice subjects: vigia.segments.{camera}.
+	SubjectSegmentsPrefix = "vigia.segments."
+	// SubjectSnapshotPrefix prefixes snapshot request subjects: vigia.snapshot.{camera}.
+	SubjectSnapshotPrefix = "vigia.snapshot."
+	// SubjectJobsExport is the subject of export jobs (stream JOBS).
+	SubjectJobsExport = "vigia.jobs.export"
+
+	// SubjectEventsAll matches every event subject (stream EVENTS).
+	SubjectEventsAll = SubjectEventsPrefix + ">"
+	// SubjectSegmentsAll matches every segment notice subject (stream SEGMENTS).
+	SubjectSegmentsAll = SubjectSegmentsPrefix + ">"
+	// SubjectStatusAll matches every status change subject.
+	SubjectStatusAll = SubjectStatusPrefix + "*"
+)
+
+// maxCameraLen bounds camera ids so subjects and keys stay short.
+const maxCameraLen = 128
+
+// ValidateCamera reports whether id can be used as one subject token and as a
+// key-value key: 1 to 128 characters from A-Z, a-z, 0-9, '-' and '_'.
+func ValidateCamera(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidCamera)
+	}
+	if len(id) > maxCameraLen {
+		return fmt.Errorf("%w: longer than %d characters", ErrInvalidCamera, maxCameraLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+		if !ok {
+			return fmt.Errorf("%w: %q has character %q at %d", ErrInvalidCamera, id, c, i)
+		}
+	}
+	return nil
+}
+
+// StatusSubject returns vigia.status.{camera}. camera must pass ValidateCamera.
+func StatusSubject(camera string) string {
+	return SubjectStatusPrefix + camera
+}
+
+// EventSubject returns vigia.events.{camera}.{eventType}, eventType being the
+// event type id of the service interface. camera must pass ValidateCamera.
+func EventSubject(camera string, eventType int) string {
+	return SubjectEventsPrefix + camera + "." + strconv.Itoa(eventType)
+}
+
+// SegmentSubject returns vigia.segments.{camera}. camera must pass ValidateCamera.
+func SegmentSubject(camera string) string {
+	return SubjectSegmentsPrefix + camera
+}
+
+// SnapshotSubject returns vigia.snapshot.{camera}. camera must pass ValidateCamera.
+func SnapshotSubject(camera string) string {
+	return SubjectSnapshotPrefix + camera
+}
+
+// kvSubject returns the subject a key-value Put on bucket/key publishes to.
+func kvSubject(bucket, key string) string {
+	return "$KV." + bucket + "." + key
+}

@@ -1,0 +1,96 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Topology limits.
+const (
+	// NodeTTL is how long a node heartbeat in BucketNodes lives without renewal.
+	NodeTTL = 6 * time.Second
+	// CamerasHistory is how many revisions of each camera configuration are kept.
+	CamerasHistory = 5
+	// DuplicateWindow is how long streams remember Nats-Msg-Id values to drop
+	// duplicate publishes.
+	DuplicateWindow = 2 * time.Minute
+	// SegmentsMaxAge is how long segment notices are kept in StreamSegments.
+	SegmentsMaxAge = 7 * 24 * time.Hour
+	// EventsMaxAge is how long events are kept in StreamEvents.
+	EventsMaxAge = 30 * 24 * time.Hour
+)
+
+// kvConfigs returns the bucket configurations with the given replicas.
+// BucketAssign has no bucket TTL: a lease carries its own expiry in its value.
+func kvConfigs(replicas int) []jetstream.KeyValueConfig {
+	return []jetstream.KeyValueConfig{
+		{Bucket: BucketCameras, Description: "camera configuration by camera id", History: CamerasHistory, Storage: jetstream.FileStorage, Replicas: replicas},
+		{Bucket: BucketCameraStatus, Description: "last status by camera id", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
+		{Bucket: BucketNodes, Description: "recorder node heartbeats", History: 1, TTL: NodeTTL, Storage: jetstream.FileStorage, Replicas: replicas},
+		{Bucket: BucketAssign, Description: "camera to node leases", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
+	}
+}
+
+// streamConfigs returns the stream configurations with the given replicas.
+func streamConfigs(replicas int) []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{
+		{
+			Name:        StreamEvents,
+			Description: "camera events",
+			Subjects:    []string{SubjectEventsAll},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			MaxAge:      EventsMaxAge,
+			Duplicates:  DuplicateWindow,
+			Replicas:    replicas,
+		},
+		{
+			Name:        StreamSegments,
+			Description: "stored segment notices",
+			Subjects:    []string{SubjectSegmentsAll},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			MaxAge:      SegmentsMaxAge,
+			Duplicates:  DuplicateWindow,
+			Replicas:    replicas,
+		},
+		{
+			Name:        StreamJobs,
+			Description: "export job work queue",
+			Subjects:    []string{SubjectJobsExport},
+			Retention:   jetstream.WorkQueuePolicy,
+			Storage:     jetstream.FileStorage,
+			Duplicates:  DuplicateWindow,
+			Replicas:    replicas,
+		},
+	}
+}
+
+// EnsureTopology creates or updates the key-value buckets and streams of
+// docs/nats.md and opens the buckets for KV. It is idempotent and succeeds
+// against a server that already has them.
+func (b *Bus) EnsureTopology(ctx context.Context) error {
+	if err := b.usable(); err != nil {
+		return fmt.Errorf("%w: %w", ErrTopology, err)
+	}
+	kvs := make(map[string]jetstream.KeyValue)
+	for _, cfg := range kvConfigs(b.opts.Replicas) {
+		kv, err := b.js.CreateOrUpdateKeyValue(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("%w: bucket %s: %w", ErrTopology, cfg.Bucket, err)
+		}
+		kvs[cfg.Bucket] = kv
+	}
+	for _, cfg := range streamConfigs(b.opts.Replicas) {
+		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("%w: stream %s: %w", ErrTopology, cfg.Name, err)
+		}
+	}
+	b.mu.Lock()
+	b.kvs = kvs
+	b.mu.Unlock()
+	return nil
+}
