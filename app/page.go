@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	_ "embed"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vigia/vigia/storage"
+)
+
+//go:embed page.html
+var pageHTML string
+
+var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
+
+type pageCamera struct {
+	ID     string
+	Status string
+	Size   string
+	Error  string
+}
+
+// indexPage lists the node's cameras with their status and plays their
+// recordings from storage.
+func (a *App) indexPage(w http.ResponseWriter, r *http.Request) {
+	var cams []pageCamera
+	if a.rec != nil {
+		for _, id := range a.rec.Cameras() {
+			st, ok := a.rec.Status(id)
+			if !ok {
+				continue
+			}
+			pc := pageCamera{ID: id, Status: st.Text, Error: st.LastError}
+			if st.Width > 0 {
+				pc.Size = strconv.Itoa(st.Width) + "x" + strconv.Itoa(st.Height)
+			}
+			cams = append(cams, pc)
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = pageTmpl.Execute(w, map[string]any{"Cameras": cams, "Node": a.cfg.NodeID, "Storage": a.store.Describe()})
+}
+
+// recording is one stored segment, as the recordings page reads it.
+type recording struct {
+	StartMs int64  `json:"start_ms"`
+	DurMs   int64  `json:"dur_ms"`
+	URL     string `json:"url"`
+}
+
+// recordingsJSON lists a camera's segments of the last hours (query
+// `hours`, default 1, at most 24) with signed URLs.
+func (a *App) recordingsJSON(w http.ResponseWriter, r *http.Request) {
+	cam := r.PathValue("camera")
+	if !storage.ValidCameraID(cam) {
+		http.Error(w, "invalid camera id", http.StatusBadRequest)
+		return
+	}
+	hours, _ := strconv.Atoi(r.URL.Query().Get("hours"))
+	if hours <= 0 || hours > 24 {
+		hours = 1
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	now := time.Now().UTC()
+	out := []recording{}
+	for h := hours - 1; h >= 0; h-- {
+		prefix := storage.SegmentPrefix(cam, now.Add(-time.Duration(h)*time.Hour))
+		for obj, err := range storage.Walk(ctx, a.store, prefix) {
+			if err != nil {
+				http.Error(w, "listing failed", http.StatusBadGateway)
+				return
+			}
+			_, start, dur, err := storage.ParseSegmentKey(obj.Key)
+			if err != nil {
+				continue
+			}
+			u, err := a.store.SignedURL(ctx, obj.Key, time.Duration(a.cfg.Storage.SignedURLExpiry))
+			if err != nil {
+				continue
+			}
+			out = append(out, recording{StartMs: start, DurMs: dur, URL: u})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}

@@ -1,0 +1,157 @@
+// Command vigia is Vigia's one binary: recorder nodes, the all-in-one
+// server, synthetic cameras and the benchmark.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/app"
+	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/logging"
+)
+
+const usage = `vigia: camera recording engine
+
+Usage:
+  vigia serve     [--config FILE] [--KEY VALUE ...]   everything in one process (embedded NATS, fs storage)
+  vigia recorder  [--config FILE] [--KEY VALUE ...]   a recorder node (external NATS and S3 in production)
+  vigia api       [--config FILE]                      the HTTP interface of the service (not built yet)
+  vigia synthcam  [--addr HOST:PORT] [--cameras N] [--codec h264|h265|mixed]
+                                                       synthetic RTSP cameras
+  vigia bench     [flags]                              records N synthetic cameras and prints the cost
+  vigia config check FILE                              validates a configuration file
+  vigia version
+
+Configuration keys, their environment variables and flags: docs/config.md.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = runNode(args[1:], app.Mode{Name: "serve", Recorder: true, Synth: true}, stdout)
+	case "recorder":
+		err = runNode(args[1:], app.Mode{Name: "recorder", Recorder: true}, stdout)
+	case "api":
+		err = errors.New("the api command is not built yet: the service's HTTP interface is planned (see README)")
+	case "synthcam":
+		err = runSynthcam(args[1:], stdout)
+	case "bench":
+		err = runBench(args[1:], stdout)
+	case "config":
+		err = runConfig(args[1:], stdout)
+	case "version":
+		fmt.Fprintln(stdout, version())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "vigia: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "vigia %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+// version returns the module version and VCS revision of the binary.
+func version() string {
+	v, rev := "devel", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = s.Value[:12]
+			}
+		}
+		if rev != "" {
+			return fmt.Sprintf("vigia %s (%s, %s)", v, rev, bi.GoVersion)
+		}
+		return fmt.Sprintf("vigia %s (%s)", v, bi.GoVersion)
+	}
+	return "vigia " + v
+}
+
+// runNode runs serve or recorder until SIGINT or SIGTERM.
+func runNode(args []string, mode app.Mode, stdout io.Writer) error {
+	cfg, err := config.Load(args, os.Environ())
+	if err != nil {
+		return err
+	}
+	format := cfg.Log.Format
+	if format == "" {
+		format = "json"
+		if mode.Name == "serve" {
+			format = "console"
+		}
+	}
+	log, err := logging.New(cfg.Log.Level, format)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	log = log.With(zap.String("node", cfg.NodeID))
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	a, err := app.New(startCtx, cfg, mode, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "vigia %s running: open %s/ (recordings page), %s/readyz, %s/metrics\n", mode.Name, a.URL(), a.URL(), a.URL())
+	<-ctx.Done()
+	stop()
+	log.Info("shutting down")
+	done := make(chan struct{})
+	go func() {
+		a.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		return errors.New("shutdown took longer than 30 s")
+	}
+	return nil
+}
+
+// runConfig implements `vigia config check FILE`.
+func runConfig(args []string, stdout io.Writer) error {
+	if len(args) != 2 || args[0] != "check" {
+		return errors.New("usage: vigia config check FILE")
+	}
+	if _, err := config.Load([]string{"--config", args[1]}, os.Environ()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", args[1])
+	return nil
+}

@@ -1,0 +1,94 @@
+package config
+
+// Config is the configuration of a Vigia process. Every leaf field carries
+// its YAML key, default and documentation in struct tags; Keys lists them.
+type Config struct {
+	DataDir       string          `yaml:"data_dir" default:"./data" doc:"Directory for local state; relative paths are resolved against the working directory."`
+	NodeID        string          `yaml:"node_id" doc:"Name of this node in the cluster. Defaults to the host name."`
+	Log           LogConfig       `yaml:"log"`
+	HTTP          HTTPConfig      `yaml:"http"`
+	Storage       StorageConfig   `yaml:"storage"`
+	NATS          NATSConfig      `yaml:"nats"`
+	Recording     RecordingConfig `yaml:"recording"`
+	Ingest        IngestConfig    `yaml:"ingest"`
+	Security      SecurityConfig  `yaml:"security"`
+	OperatorToken string          `yaml:"operator_token" secret:"true" doc:"Token that authorises the restricted (operator) operations of the HTTP interface."`
+	Database      DatabaseConfig  `yaml:"database"`
+	Synth         SynthConfig     `yaml:"synth"`
+	Cameras       []Camera        `yaml:"cameras" doc:"Static cameras, recorded without being registered through the API. Set in the file only."`
+}
+
+// LogConfig is the log section.
+type LogConfig struct {
+	Level  string `yaml:"level" default:"info" doc:"Lowest level logged: debug, info, warn or error."`
+	Format string `yaml:"format" doc:"json or console. Empty means json, except console for the serve command."`
+}
+
+// FormatOr returns the configured log format, or def when it is empty (the
+// serve command passes "console", the others "json").
+func (l LogConfig) FormatOr(def string) string {
+	if l.Format == "" {
+		return def
+	}
+	return l.Format
+}
+
+// HTTPConfig is the http section.
+type HTTPConfig struct {
+	Addr      string `yaml:"addr" default:"127.0.0.1:8080" doc:"Address (host:port) the HTTP interface listens on."`
+	PublicURL string `yaml:"public_url" doc:"Base URL clients use to reach this node, put in the URLs handed out. Defaults to http://{http.addr}."`
+}
+
+// StorageConfig is the storage section.
+type StorageConfig struct {
+	Backend         string   `yaml:"backend" default:"fs" doc:"Where recordings and images are stored: fs (local directory) or s3."`
+	Path            string   `yaml:"path" doc:"Root directory of the fs backend. Defaults to {data_dir}/storage."`
+	Endpoint        string   `yaml:"endpoint" doc:"S3 endpoint, host:port or URL. Required for s3."`
+	Bucket          string   `yaml:"bucket" default:"vigia" doc:"S3 bucket. Required for s3."`
+	AccessKey       string   `yaml:"access_key" doc:"S3 access key. Required for s3."`
+	SecretKey       string   `yaml:"secret_key" secret:"true" doc:"S3 secret key. Required for s3."`
+	Region          string   `yaml:"region" default:"us-east-1" doc:"S3 region."`
+	UseSSL          bool     `yaml:"use_ssl" default:"false" doc:"Use HTTPS for a host:port S3 endpoint (a URL endpoint says it with its scheme)."`
+	SignedURLExpiry Duration `yaml:"signed_url_expiry" default:"1h" doc:"Lifetime of the presigned or signed URLs handed out for videos and images (at most 7 days with s3)."`
+}
+
+// NATSConfig is the nats section.
+type NATSConfig struct {
+	URL      string `yaml:"url" doc:"NATS server URL(s), comma-separated. Empty starts an embedded server."`
+	Token    string `yaml:"token" secret:"true" doc:"NATS authentication token (client token, or the token the embedded server requires)."`
+	Listen   string `yaml:"listen" default:"127.0.0.1:4222" doc:"Client address of the embedded server; port 0 picks a free port."`
+	StoreDir string `yaml:"store_dir" doc:"JetStream directory of the embedded server. Defaults to {data_dir}/nats."`
+}
+
+// RecordingConfig is the recording section.
+type RecordingConfig struct {
+	SegmentDuration   Duration `yaml:"segment_duration" default:"60s" doc:"Target length of a recording segment; segments are cut at the first keyframe after it."`
+	FragmentDuration  Duration `yaml:"fragment_duration" default:"1s" doc:"Target length of an fMP4 fragment (the unit written and fsynced to the spool). Less than recording.segment_duration."`
+	SpoolDir          string   `yaml:"spool_dir" doc:"Local directory where segments are written before upload. Defaults to {data_dir}/spool."`
+	SpoolMaxBytes     Size     `yaml:"spool_max_bytes" default:"2GiB" doc:"Spool quota; past it the oldest spooled segments are dropped."`
+	UploadConcurrency int      `yaml:"upload_concurrency" default:"4" doc:"Segments uploaded at the same time."`
+}
+
+// IngestConfig is the ingest section.
+type IngestConfig struct {
+	ReadTimeout          Duration `yaml:"read_timeout" default:"10s" doc:"A camera that sends nothing for this long is disconnected and retried."`
+	ConnectRate          float64  `yaml:"connect_rate" default:"20" doc:"Connection attempts per second, all cameras together."`
+	AllowPrivateNetworks bool     `yaml:"allow_private_networks" default:"false" doc:"Allow camera URLs that resolve to loopback, private or link-local addresses."`
+	DefaultTransport     string   `yaml:"default_transport" default:"tcp" doc:"RTSP transport for cameras that do not set one: tcp, udp or auto."`
+}
+
+// SecurityConfig is the security section.
+type SecurityConfig struct {
+	Secret string `yaml:"secret" secret:"true" doc:"HMAC secret for signed URLs, digests and live tokens, shared by all nodes. Generated under data_dir when empty."`
+}
+
+// DatabaseConfig is the database section.
+type DatabaseConfig struct {
+	URL string `yaml:"url" secret:"url" doc:"Database URL. Empty uses SQLite under data_dir."`
+}
+
+// SynthConfig is the synth section.
+type SynthConfig struct {
+	Cameras int    `yaml:"cameras" default:"0" doc:"Synthetic cameras started by the serve command."`
+	Codec   string `yaml:"codec" default:"h264" doc:"Codec of the synthetic cameras: h264, h265 or mixed."`
+}

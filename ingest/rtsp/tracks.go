@@ -1,0 +1,160 @@
+package rtsp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bluenviron/gortsplib/v4/pkg/description"
+	"github.com/bluenviron/gortsplib/v4/pkg/format"
+	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph264"
+	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph265"
+	"github.com/bluenviron/gortsplib/v4/pkg/format/rtpmpeg4audio"
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h264"
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h265"
+	"github.com/pion/rtp"
+
+	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/media"
+)
+
+// newReader picks the first H.264 or H.265 track and, when sound is on, the
+// first AAC track of the session.
+func newReader(desc *description.Session, sound bool) (*reader, error) {
+	r := &reader{}
+	var h264f *format.H264
+	var h265f *format.H265
+	if m := desc.FindFormat(&h264f); m != nil {
+		sps, pps := h264f.SafeParams()
+		r.medias = append(r.medias, m)
+		r.formats = append(r.formats, h264f)
+		r.tracks = append(r.tracks, &media.Track{Codec: media.H264, ClockRate: 90000, SPS: sps, PPS: pps})
+	} else if m := desc.FindFormat(&h265f); m != nil {
+		vps, sps, pps := h265f.SafeParams()
+		r.medias = append(r.medias, m)
+		r.formats = append(r.formats, h265f)
+		r.tracks = append(r.tracks, &media.Track{Codec: media.H265, ClockRate: 90000, VPS: vps, SPS: sps, PPS: pps})
+	} else {
+		var names []string
+		for _, m := range desc.Medias {
+			for _, f := range m.Formats {
+				names = append(names, f.Codec())
+			}
+		}
+		return nil, ingest.Permanent(ingest.ReasonUnsupported, fmt.Errorf("no H.264 or H.265 track (offered: %v)", names))
+	}
+	if sound {
+		var aac *format.MPEG4Audio
+		if m := desc.FindFormat(&aac); m != nil && aac.Config != nil {
+			r.medias = append(r.medias, m)
+			r.formats = append(r.formats, aac)
+			r.tracks = append(r.tracks, &media.Track{Codec: media.AAC, ClockRate: aac.ClockRate(), AAC: aac.Config})
+		}
+	}
+	return r, nil
+}
+
+func (r *reader) registerH264(m *description.Media, f *format.H264, idx int) {
+	dec, err := f.CreateDecoder()
+	if err != nil {
+		r.decodeError(err)
+		return
+	}
+	var dts *h264.DTSExtractor
+	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
+		r.guard(func() {
+			pts, ok := r.client.PacketPTS2(m, pkt)
+			if !ok {
+				return
+			}
+			au, err := dec.Decode(pkt)
+			if err != nil {
+				if !errors.Is(err, rtph264.ErrMorePacketsNeeded) && !errors.Is(err, rtph264.ErrNonStartingPacketAndNoPrevious) {
+					r.decodeError(err)
+				}
+				return
+			}
+			key := h264.IsRandomAccess(au)
+			if dts == nil {
+				if !key {
+					return
+				}
+				dts = h264.NewDTSExtractor()
+			}
+			d, err := dts.Extract(au, pts)
+			if err != nil {
+				r.decodeError(err)
+				dts = nil
+				return
+			}
+			p := ticksToDuration(pts, 90000)
+			r.deliver(&media.Unit{Track: idx, PTS: p, DTS: ticksToDuration(d, 90000), Time: r.wallTime(p), Key: key, NALUs: copyAU(au)})
+		})
+	})
+}
+
+func (r *reader) registerH265(m *description.Media, f *format.H265, idx int) {
+	dec, err := f.CreateDecoder()
+	if err != nil {
+		r.decodeError(err)
+		return
+	}
+	var dts *h265.DTSExtractor
+	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
+		r.guard(func() {
+			pts, ok := r.client.PacketPTS2(m, pkt)
+			if !ok {
+				return
+			}
+			au, err := dec.Decode(pkt)
+			if err != nil {
+				if !errors.Is(err, rtph265.ErrMorePacketsNeeded) && !errors.Is(err, rtph265.ErrNonStartingPacketAndNoPrevious) {
+					r.decodeError(err)
+				}
+				return
+			}
+			key := h265.IsRandomAccess(au)
+			if dts == nil {
+				if !key {
+					return
+				}
+				dts = h265.NewDTSExtractor()
+			}
+			d, err := dts.Extract(au, pts)
+			if err != nil {
+				r.decodeError(err)
+				dts = nil
+				return
+			}
+			p := ticksToDuration(pts, 90000)
+			r.deliver(&media.Unit{Track: idx, PTS: p, DTS: ticksToDuration(d, 90000), Time: r.wallTime(p), Key: key, NALUs: copyAU(au)})
+		})
+	})
+}
+
+func (r *reader) registerAAC(m *description.Media, f *format.MPEG4Audio, idx int) {
+	dec, err := f.CreateDecoder()
+	if err != nil {
+		r.decodeError(err)
+		return
+	}
+	rate := f.ClockRate()
+	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
+		r.guard(func() {
+			pts, ok := r.client.PacketPTS2(m, pkt)
+			if !ok {
+				return
+			}
+			aus, err := dec.Decode(pkt)
+			if err != nil {
+				if !errors.Is(err, rtpmpeg4audio.ErrMorePacketsNeeded) {
+					r.decodeError(err)
+				}
+				return
+			}
+			for i, au := range aus {
+				p := ticksToDuration(pts+int64(i)*1024, rate)
+				r.deliver(&media.Unit{Track: idx, PTS: p, DTS: p, Time: r.wallTime(p), Payload: append([]byte(nil), au...)})
+			}
+		})
+	})
+}

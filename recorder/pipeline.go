@@ -1,0 +1,128 @@
+package recorder
+
+import (
+	"context"
+	"runtime/debug"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/segmenter"
+)
+
+var _ ingest.Sink = (*pipeline)(nil)
+
+// item is one message from the source to the pipeline goroutine.
+type item struct {
+	tracks []*media.Track
+	unit   *media.Unit
+	gap    bool // units were lost before this keyframe
+}
+
+// pipeline is a camera's single owner goroutine: it takes units from a
+// bounded queue (the source never blocks on it) and feeds the segmenter.
+type pipeline struct {
+	cam    *camera
+	ctx    context.Context
+	ch     chan item
+	writer *segmenter.Writer
+
+	videoTrack atomic.Int32
+	skipping   atomic.Bool // video units are dropped until the next keyframe
+}
+
+func newPipeline(ctx context.Context, cam *camera, queue int, w *segmenter.Writer) *pipeline {
+	p := &pipeline{cam: cam, ctx: ctx, ch: make(chan item, queue), writer: w}
+	p.videoTrack.Store(-1)
+	return p
+}
+
+// Tracks implements ingest.Sink.
+func (p *pipeline) Tracks(tracks []*media.Track) error {
+	p.videoTrack.Store(-1)
+	for i, t := range tracks {
+		if t.Codec.IsVideo() {
+			p.videoTrack.Store(int32(i))
+			break
+		}
+	}
+	p.skipping.Store(false)
+	select {
+	case p.ch <- item{tracks: tracks}:
+		return nil
+	case <-p.ctx.Done():
+		return p.ctx.Err()
+	}
+}
+
+// Unit implements ingest.Sink. It never blocks: when the queue is full the
+// unit is dropped and counted, and video resumes at the next keyframe with a
+// discontinuity so that no segment holds undecodable frames.
+func (p *pipeline) Unit(u *media.Unit) {
+	m := p.cam.r.cfg.Metrics
+	video := u.Track == int(p.videoTrack.Load())
+	if m != nil {
+		m.FramesReceived.Inc()
+		m.BytesReceived.Add(float64(u.Size()))
+	}
+	gap := false
+	if video && p.skipping.Load() {
+		if !u.Key {
+			p.cam.dropped("queue_full")
+			return
+		}
+		gap = true
+	}
+	select {
+	case p.ch <- item{unit: u, gap: gap}:
+		if gap {
+			p.skipping.Store(false)
+		}
+	default:
+		p.cam.dropped("queue_full")
+		if video {
+			p.skipping.Store(true)
+		}
+	}
+}
+
+// run consumes the queue until it is closed, then finishes the open segment.
+func (p *pipeline) run() {
+	defer p.writer.Close()
+	for it := range p.ch {
+		p.handle(it)
+	}
+}
+
+func (p *pipeline) handle(it item) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.cam.log.Error("pipeline panicked, segment closed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+			if m := p.cam.r.cfg.Metrics; m != nil {
+				m.Panics.Inc()
+			}
+			func() {
+				defer func() { _ = recover() }()
+				p.writer.Discontinuity()
+			}()
+		}
+	}()
+	if it.tracks != nil {
+		if err := p.writer.SetTracks(it.tracks); err != nil {
+			p.cam.log.Warn("tracks not recordable", zap.Error(err))
+		}
+		return
+	}
+	if it.gap {
+		p.writer.Discontinuity()
+	}
+	if err := p.writer.WriteUnit(it.unit); err != nil {
+		p.cam.log.Debug("unit not written", zap.Error(err))
+	}
+	if it.unit.Key {
+		w, h := p.writer.Dimensions()
+		p.cam.setDimensions(w, h)
+	}
+}
