@@ -39,6 +39,10 @@ type Mode struct {
 
 	// Synth starts the configured synthetic cameras and records them.
 	Synth bool
+
+	// OnSegmentStored, optional, is called after each segment is stored,
+	// with the time from its end in the spool to the object stored.
+	OnSegmentStored func(seg segmenter.Segment, latency time.Duration)
 }
 
 // App is a running Vigia process.
@@ -224,6 +228,9 @@ func (a *App) segmentStored(seg segmenter.Segment, latency time.Duration) {
 	a.metrics.SegmentsWritten.Inc()
 	a.metrics.UploadLatency.Observe(latency.Seconds())
 	a.rec.SegmentStored(seg.Camera)
+	if a.mode.OnSegmentStored != nil {
+		a.mode.OnSegmentStored(seg, latency)
+	}
 	n := bus.SegmentNotice{
 		Camera: seg.Camera, Key: storage.SegmentKey(seg.Camera, seg.Start, seg.Duration),
 		StartMs: seg.StartMs(), DurMs: seg.DurationMs(), Size: seg.Size,

@@ -388,3 +388,11 @@ func (w *Writer) failSegment(err error) {
 		w.cfg.Log.Error("recovering segment after write error failed", zap.Error(rerr))
 	}
 }
+
+// Dimensions returns the picture size of the current parameter sets.
+func (w *Writer) Dimensions() (width, height int) {
+	if w.seg != nil {
+		return w.seg.meta.Width, w.seg.meta.Height
+	}
+	return w.params.dimensions(w.videoCodec)
+}
