@@ -1,10 +1,10 @@
 package segmenter
 
 import (
-	"strconv"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -97,7 +97,7 @@ func makeClip(t *testing.T, codec media.Codec, seconds, fps, gop int, withAudio 
 		for _, p := range pkts {
 			c.audio = append(c.audio, p.AU)
 		}
-		c.asc = &mpeg4audio.AudioSpecificConfig{Type: pkts[0].Type, SampleRate: pkts[0].SampleRate, ChannelCount: pkts[0].ChannelCount}
+		c.asc = &mpeg4audio.AudioSpecificConfig{Type: pkts[0].Type, SampleRate: pkts[0].SampleRate, ChannelConfig: pkts[0].ChannelConfig}
 	}
 	return c
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
+	"github.com/bluenviron/mediacommon/v2/pkg/formats/mp4/codecs"
 
 	"github.com/vigia/vigia/media"
 )
@@ -81,9 +82,9 @@ func inspect(b []byte, initEnd int64) (codec media.Codec, dur time.Duration, fra
 	var video *fmp4.InitTrack
 	for _, t := range init.Tracks {
 		switch t.Codec.(type) {
-		case *fmp4.CodecH264:
+		case *codecs.H264:
 			video, codec = t, media.H264
-		case *fmp4.CodecH265:
+		case *codecs.H265:
 			video, codec = t, media.H265
 		}
 		if video != nil {

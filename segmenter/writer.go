@@ -7,6 +7,7 @@ import (
 
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4/seekablebuffer"
+	"github.com/bluenviron/mediacommon/v2/pkg/formats/mp4/codecs"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/media"
@@ -69,7 +70,6 @@ type openSegment struct {
 	video    trackState
 	audio    *trackState
 	frames   int
-	fragSize int
 }
 
 // NewWriter returns a Writer. Call SetTracks before WriteUnit.
@@ -252,9 +252,9 @@ func (w *Writer) openSegment(u *media.Unit) error {
 	init := fmp4.Init{}
 	vt := &fmp4.InitTrack{ID: 1, TimeScale: 90000}
 	if w.videoCodec == media.H265 {
-		vt.Codec = &fmp4.CodecH265{VPS: w.params.vps, SPS: w.params.sps, PPS: w.params.pps}
+		vt.Codec = &codecs.H265{VPS: w.params.vps, SPS: w.params.sps, PPS: w.params.pps}
 	} else {
-		vt.Codec = &fmp4.CodecH264{SPS: w.params.sps, PPS: w.params.pps}
+		vt.Codec = &codecs.H264{SPS: w.params.sps, PPS: w.params.pps}
 	}
 	init.Tracks = append(init.Tracks, vt)
 	var audio *trackState
@@ -268,7 +268,7 @@ func (w *Writer) openSegment(u *media.Unit) error {
 			init.Tracks = append(init.Tracks, &fmp4.InitTrack{
 				ID:        2,
 				TimeScale: uint32(rate),
-				Codec:     &fmp4.CodecMPEG4Audio{Config: *at.AAC},
+				Codec:     &codecs.MPEG4Audio{Config: *at.AAC},
 			})
 			audio = &trackState{id: 2, timescale: rate, defDur: 1024, segBase: toTicks(u.DTS, rate)}
 			meta.AudioCodec = media.AAC

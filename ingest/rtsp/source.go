@@ -264,4 +264,3 @@ func (r *reader) deliver(u *media.Unit) {
 	r.lastUnit.Store(time.Now().UnixNano())
 	r.sink.Unit(u)
 }
-

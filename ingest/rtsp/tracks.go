@@ -78,7 +78,8 @@ func (r *reader) registerH264(m *description.Media, f *format.H264, idx int) {
 				if !key {
 					return
 				}
-				dts = h264.NewDTSExtractor()
+				dts = &h264.DTSExtractor{}
+				dts.Initialize()
 			}
 			d, err := dts.Extract(au, pts)
 			if err != nil {
@@ -117,7 +118,8 @@ func (r *reader) registerH265(m *description.Media, f *format.H265, idx int) {
 				if !key {
 					return
 				}
-				dts = h265.NewDTSExtractor()
+				dts = &h265.DTSExtractor{}
+				dts.Initialize()
 			}
 			d, err := dts.Extract(au, pts)
 			if err != nil {
