@@ -1,0 +1,70 @@
+# Vigia: `make run` starts everything in one process; `make test` installs what
+# the tests need (when missing) and runs them all.
+
+GO            ?= go
+VIGIA_TOOLS   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vigia/tools
+export VIGIA_TOOLS
+
+MINIO_VERSION       := v0.0.0-20260212201848-7aac2a2c5b7c
+STATICCHECK_VERSION := v0.7.0
+APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libavutil-dev ffmpeg
+SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+TEST_TIMEOUT ?= 25m
+RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s
+
+.PHONY: all build run test test-go lint deps deps-apt deps-tools bench soak clean fuzz
+
+all: build
+
+build:
+	$(GO) build -o bin/vigia ./cmd/vigia
+
+## run: build and start vigia serve (embedded NATS, fs storage, synthetic cameras)
+run: deps-apt build
+	./bin/vigia serve $(RUN_ARGS)
+
+## test: install what is missing, lint, then every test
+test: deps lint test-go
+
+test-go:
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+lint: deps-tools
+	$(GO) vet ./...
+	$(VIGIA_TOOLS)/staticcheck ./...
+
+## deps: Debian packages and tools, each only when missing
+deps: deps-apt deps-tools
+
+deps-apt:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
+	fi
+
+deps-tools: $(VIGIA_TOOLS)/minio $(VIGIA_TOOLS)/staticcheck
+
+$(VIGIA_TOOLS)/minio:
+	@echo "building MinIO $(MINIO_VERSION) into $(VIGIA_TOOLS) (once; a few minutes)"
+	mkdir -p $(VIGIA_TOOLS)
+	GOBIN=$(VIGIA_TOOLS) GOFLAGS=-mod=mod $(GO) install github.com/minio/minio@$(MINIO_VERSION)
+
+$(VIGIA_TOOLS)/staticcheck:
+	mkdir -p $(VIGIA_TOOLS)
+	GOBIN=$(VIGIA_TOOLS) GOFLAGS=-mod=mod $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+## bench: 100 synthetic cameras through a recorder for 60 s
+bench: deps build
+	./bin/vigia bench --cameras 100 --duration 60s
+
+## fuzz: run each fuzz target for a short while
+fuzz:
+	$(GO) test ./storage -run '^$$' -fuzz FuzzParseSegmentKey -fuzztime 30s
+	$(GO) test ./logging -run '^$$' -fuzz FuzzRedactURL -fuzztime 30s
+
+clean:
+	rm -rf bin data

@@ -1,0 +1,97 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/vigia/vigia/storage"
+)
+
+// copyBufSize is the buffer Put copies through.
+const copyBufSize = 256 << 10
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+
+// Put writes the object atomically: a reader that fails, a size that does not
+// match or a cancelled context leave the previous object (or none) in place.
+func (f *FS) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) error {
+	if err := storage.ValidateKey(key); err != nil {
+		return fmt.Errorf("fs put: %w", err)
+	}
+	md, err := storage.NormalizeMetadata(opts.Metadata)
+	if err != nil {
+		return fmt.Errorf("fs put %q: %w", key, err)
+	}
+	if err := storage.ValidateTags(opts.Tags); err != nil {
+		return fmt.Errorf("fs put %q: %w", key, err)
+	}
+	dst := f.path(key)
+	dir := filepath.Dir(dst)
+	tmp, err := createTemp(dir)
+	if err != nil {
+		return fmt.Errorf("fs put %q: %w", key, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+
+	bp := copyBufs.Get().(*[]byte)
+	n, err := io.CopyBuffer(writerOnly{tmp}, ctxReader{ctx: ctx, r: r}, *bp)
+	copyBufs.Put(bp)
+	if err != nil {
+		return fmt.Errorf("fs put %q: write: %w", key, err)
+	}
+	if size >= 0 && n != size {
+		return fmt.Errorf("fs put %q: read %d bytes, want %d: %w", key, n, size, storage.ErrSizeMismatch)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("fs put %q: sync: %w", key, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("fs put %q: close: %w", key, err)
+	}
+	sc := sidecar{ContentType: opts.ContentType, Metadata: md, Tags: opts.Tags}
+	if err := f.writeSidecar(key, sc); err != nil {
+		_ = os.Remove(tmp.Name())
+		done = true
+		return fmt.Errorf("fs put %q: sidecar: %w", key, err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		_ = os.Remove(tmp.Name())
+		done = true
+		return fmt.Errorf("fs put %q: %w", key, err)
+	}
+	done = true
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("fs put %q: sync dir: %w", key, err)
+	}
+	return nil
+}
+
+// ctxReader stops a copy once its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+// Read fails with the context's error once it ends.
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// writerOnly hides the file's ReadFrom so the copy uses the pooled buffer.
+type writerOnly struct{ w io.Writer }
+
+// Write writes to the wrapped writer.
+func (w writerOnly) Write(p []byte) (int, error) { return w.w.Write(p) }

@@ -1,0 +1,186 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Key layout (paths use UTC):
+//
+//	rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{startMs}_{durMs}.mp4     recording segment
+//	thumbs/{camera}/{YYYY}/{MM}/{DD}/{HH}/{unixSec}.jpg           minute thumbnail
+//	thumbs-hourly/{camera}/{YYYY}/{MM}/{DD}/{unixSec}.jpg         hourly thumbnail
+//	snap/{camera}/{unixMs}.jpg                                    snapshot
+//	events/{camera}/{eventID}.jpg                                 event image
+//	videos/{id}.mp4                                               downloadable video
+//
+// Every builder returns "" when an id is not valid (see ValidCameraID) or a
+// time is outside the years 1970 to 9999; stores refuse the empty key, so
+// no builder can produce a key outside its prefix.
+
+// Top-level key prefixes.
+const (
+	PrefixRecordings   = "rec/"
+	PrefixThumbs       = "thumbs/"
+	PrefixHourlyThumbs = "thumbs-hourly/"
+	PrefixSnapshots    = "snap/"
+	PrefixEvents       = "events/"
+	PrefixVideos       = "videos/"
+)
+
+const segmentExt = ".mp4"
+
+// maxDurationMs is the longest segment duration a time.Duration holds.
+const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
+
+// SegmentKey returns the key of the recording segment of camera that starts
+// at start and lasts dur (both kept to the millisecond).
+func SegmentKey(camera string, start time.Time, dur time.Duration) string {
+	if !ValidCameraID(camera) || !validTime(start) || dur < 0 {
+		return ""
+	}
+	return PrefixRecordings + camera + "/" + hourPath(start) + "/" +
+		strconv.FormatInt(start.UnixMilli(), 10) + "_" + strconv.FormatInt(dur.Milliseconds(), 10) + segmentExt
+}
+
+// SegmentPrefix returns the prefix of camera's recording segments that start
+// in the UTC hour holding t, ending in '/'.
+func SegmentPrefix(camera string, t time.Time) string {
+	if !ValidCameraID(camera) || !validTime(t) {
+		return ""
+	}
+	return PrefixRecordings + camera + "/" + hourPath(t) + "/"
+}
+
+// CameraSegmentsPrefix returns the prefix of all of camera's recording segments.
+func CameraSegmentsPrefix(camera string) string {
+	if !ValidCameraID(camera) {
+		return ""
+	}
+	return PrefixRecordings + camera + "/"
+}
+
+// ParseSegmentKey splits a recording segment key made by SegmentKey. It
+// refuses anything else, including keys whose date path does not match the
+// start time. Refusals wrap ErrInvalidSegmentKey.
+func ParseSegmentKey(key string) (camera string, startMs, durMs int64, err error) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 7 || parts[0]+"/" != PrefixRecordings {
+		return "", 0, 0, fmt.Errorf("%w: %q: not rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{name}", ErrInvalidSegmentKey, key)
+	}
+	camera = parts[1]
+	if !ValidCameraID(camera) {
+		return "", 0, 0, fmt.Errorf("%w: %q: bad camera id", ErrInvalidSegmentKey, key)
+	}
+	name, ok := strings.CutSuffix(parts[6], segmentExt)
+	if !ok {
+		return "", 0, 0, fmt.Errorf("%w: %q: not an %s", ErrInvalidSegmentKey, key, segmentExt)
+	}
+	startStr, durStr, ok := strings.Cut(name, "_")
+	if !ok {
+		return "", 0, 0, fmt.Errorf("%w: %q: name is not {startMs}_{durMs}", ErrInvalidSegmentKey, key)
+	}
+	if startMs, ok = parseCanonical(startStr); !ok {
+		return "", 0, 0, fmt.Errorf("%w: %q: bad start", ErrInvalidSegmentKey, key)
+	}
+	if durMs, ok = parseCanonical(durStr); !ok || durMs > maxDurationMs {
+		return "", 0, 0, fmt.Errorf("%w: %q: bad duration", ErrInvalidSegmentKey, key)
+	}
+	start := time.UnixMilli(startMs)
+	if !validTime(start) || strings.Join(parts[2:6], "/") != hourPath(start) {
+		return "", 0, 0, fmt.Errorf("%w: %q: date path does not match start", ErrInvalidSegmentKey, key)
+	}
+	return camera, startMs, durMs, nil
+}
+
+// MinuteThumbKey returns the key of camera's minute thumbnail taken at t.
+func MinuteThumbKey(camera string, t time.Time) string {
+	if !ValidCameraID(camera) || !validTime(t) {
+		return ""
+	}
+	return PrefixThumbs + camera + "/" + hourPath(t) + "/" + strconv.FormatInt(t.Unix(), 10) + ".jpg"
+}
+
+// MinuteThumbPrefix returns the prefix of camera's minute thumbnails taken in
+// the UTC hour holding t, ending in '/'.
+func MinuteThumbPrefix(camera string, t time.Time) string {
+	if !ValidCameraID(camera) || !validTime(t) {
+		return ""
+	}
+	return PrefixThumbs + camera + "/" + hourPath(t) + "/"
+}
+
+// HourlyThumbKey returns the key of camera's hourly thumbnail taken at t.
+func HourlyThumbKey(camera string, t time.Time) string {
+	if !ValidCameraID(camera) || !validTime(t) {
+		return ""
+	}
+	return PrefixHourlyThumbs + camera + "/" + dayPath(t) + "/" + strconv.FormatInt(t.Unix(), 10) + ".jpg"
+}
+
+// HourlyThumbPrefix returns the prefix of camera's hourly thumbnails taken in
+// the UTC day holding t, ending in '/'.
+func HourlyThumbPrefix(camera string, t time.Time) string {
+	if !ValidCameraID(camera) || !validTime(t) {
+		return ""
+	}
+	return PrefixHourlyThumbs + camera + "/" + dayPath(t) + "/"
+}
+
+// SnapshotKey returns the key of camera's snapshot taken at t.
+func SnapshotKey(camera string, t time.Time) string {
+	if !ValidCameraID(camera) || !validTime(t) {
+		return ""
+	}
+	return PrefixSnapshots + camera + "/" + strconv.FormatInt(t.UnixMilli(), 10) + ".jpg"
+}
+
+// EventImageKey returns the key of the image of camera's event eventID.
+// eventID follows the camera id rules.
+func EventImageKey(camera, eventID string) string {
+	if !ValidCameraID(camera) || !validID(eventID) {
+		return ""
+	}
+	return PrefixEvents + camera + "/" + eventID + ".jpg"
+}
+
+// VideoKey returns the key of the downloadable video id.
+// id follows the camera id rules.
+func VideoKey(id string) string {
+	if !validID(id) {
+		return ""
+	}
+	return PrefixVideos + id + ".mp4"
+}
+
+func validTime(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1970 && y <= 9999
+}
+
+func hourPath(t time.Time) string {
+	t = t.UTC()
+	return fmt.Sprintf("%04d/%02d/%02d/%02d", t.Year(), int(t.Month()), t.Day(), t.Hour())
+}
+
+func dayPath(t time.Time) string {
+	t = t.UTC()
+	return fmt.Sprintf("%04d/%02d/%02d", t.Year(), int(t.Month()), t.Day())
+}
+
+// parseCanonical parses a non-negative decimal without sign or leading zeros.
+func parseCanonical(s string) (int64, bool) {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
+}

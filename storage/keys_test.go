@@ -1,0 +1,129 @@
+package storage_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/vigia/vigia/storage"
+)
+
+var t0 = time.Date(2024, 5, 6, 7, 8, 9, 123e6, time.UTC)
+
+func TestKeyBuilders(t *testing.T) {
+	sp := time.FixedZone("BRT", -3*3600)
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"segment", storage.SegmentKey("cam-1", t0, 60*time.Second), "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4"},
+		{"segment in other zone uses UTC path", storage.SegmentKey("cam-1", t0.In(sp), 1500*time.Millisecond), "rec/cam-1/2024/05/06/07/1714979289123_1500.mp4"},
+		{"segment zero duration", storage.SegmentKey("c", t0, 0), "rec/c/2024/05/06/07/1714979289123_0.mp4"},
+		{"segment prefix", storage.SegmentPrefix("cam-1", t0), "rec/cam-1/2024/05/06/07/"},
+		{"camera segments", storage.CameraSegmentsPrefix("cam_2"), "rec/cam_2/"},
+		{"minute thumb", storage.MinuteThumbKey("cam-1", t0), "thumbs/cam-1/2024/05/06/07/1714979289.jpg"},
+		{"minute thumb prefix", storage.MinuteThumbPrefix("cam-1", t0), "thumbs/cam-1/2024/05/06/07/"},
+		{"hourly thumb", storage.HourlyThumbKey("cam-1", t0), "thumbs-hourly/cam-1/2024/05/06/1714979289.jpg"},
+		{"hourly thumb prefix", storage.HourlyThumbPrefix("cam-1", t0), "thumbs-hourly/cam-1/2024/05/06/"},
+		{"snapshot", storage.SnapshotKey("cam-1", t0), "snap/cam-1/1714979289123.jpg"},
+		{"event image", storage.EventImageKey("cam-1", "ev_42"), "events/cam-1/ev_42.jpg"},
+		{"video", storage.VideoKey("v-9"), "videos/v-9.mp4"},
+		{"bad camera", storage.SegmentKey("../x", t0, time.Second), ""},
+		{"empty camera", storage.SnapshotKey("", t0), ""},
+		{"slash camera", storage.MinuteThumbKey("a/b", t0), ""},
+		{"long camera", storage.HourlyThumbKey(string(make([]byte, 65)), t0), ""},
+		{"negative duration", storage.SegmentKey("c", t0, -time.Second), ""},
+		{"before 1970", storage.SegmentKey("c", time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC), time.Second), ""},
+		{"after 9999", storage.SegmentPrefix("c", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)), ""},
+		{"bad event id", storage.EventImageKey("c", "a.b"), ""},
+		{"bad video id", storage.VideoKey("../v"), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Fatalf("got %q, want %q", tc.got, tc.want)
+			}
+			if tc.got != "" {
+				if err := storage.ValidatePrefix(tc.got); err != nil {
+					t.Fatalf("built key %q is not a valid prefix: %v", tc.got, err)
+				}
+			}
+		})
+	}
+}
+
+// parseCases seed both TestParseSegmentKey and FuzzParseSegmentKey.
+var parseCases = []struct {
+	name    string
+	key     string
+	camera  string
+	start   int64
+	dur     int64
+	wantErr bool
+}{
+	{name: "valid", key: "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4", camera: "cam-1", start: 1714979289123, dur: 60000},
+	{name: "epoch", key: "rec/c/1970/01/01/00/0_0.mp4", camera: "c", start: 0, dur: 0},
+	{name: "hour boundary", key: "rec/c/2024/05/06/08/1714982400000_1.mp4", camera: "c", start: 1714982400000, dur: 1},
+	{name: "wrong hour", key: "rec/c/2024/05/06/08/1714979289123_60000.mp4", wantErr: true},
+	{name: "local hour", key: "rec/c/2024/05/06/04/1714979289123_60000.mp4", wantErr: true},
+	{name: "wrong prefix", key: "thumbs/c/2024/05/06/07/1714979289123_60000.mp4", wantErr: true},
+	{name: "bad camera", key: "rec/c.d/2024/05/06/07/1714979289123_60000.mp4", wantErr: true},
+	{name: "parent camera", key: "rec/../2024/05/06/07/1714979289123_60000.mp4", wantErr: true},
+	{name: "missing level", key: "rec/c/2024/05/06/1714979289123_60000.mp4", wantErr: true},
+	{name: "extra level", key: "rec/c/2024/05/06/07/x/1714979289123_60000.mp4", wantErr: true},
+	{name: "not mp4", key: "rec/c/2024/05/06/07/1714979289123_60000.jpg", wantErr: true},
+	{name: "no underscore", key: "rec/c/2024/05/06/07/1714979289123.mp4", wantErr: true},
+	{name: "two underscores", key: "rec/c/2024/05/06/07/1714979289123_60000_1.mp4", wantErr: true},
+	{name: "negative start", key: "rec/c/1969/12/31/23/-1_60000.mp4", wantErr: true},
+	{name: "plus sign", key: "rec/c/2024/05/06/07/+1714979289123_60000.mp4", wantErr: true},
+	{name: "leading zero", key: "rec/c/2024/05/06/07/1714979289123_060000.mp4", wantErr: true},
+	{name: "empty duration", key: "rec/c/2024/05/06/07/1714979289123_.mp4", wantErr: true},
+	{name: "overflow", key: "rec/c/2024/05/06/07/99999999999999999999_1.mp4", wantErr: true},
+	{name: "short year", key: "rec/c/24/05/06/07/1714979289123_60000.mp4", wantErr: true},
+	{name: "empty", key: "", wantErr: true},
+	{name: "trailing slash", key: "rec/c/2024/05/06/07/1714979289123_60000.mp4/", wantErr: true},
+}
+
+func TestParseSegmentKey(t *testing.T) {
+	for _, tc := range parseCases {
+		t.Run(tc.name, func(t *testing.T) {
+			camera, start, dur, err := storage.ParseSegmentKey(tc.key)
+			if tc.wantErr {
+				if !errors.Is(err, storage.ErrInvalidSegmentKey) {
+					t.Fatalf("ParseSegmentKey(%q) err = %v, want ErrInvalidSegmentKey", tc.key, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseSegmentKey(%q): %v", tc.key, err)
+			}
+			if camera != tc.camera || start != tc.start || dur != tc.dur {
+				t.Fatalf("ParseSegmentKey(%q) = %q, %d, %d", tc.key, camera, start, dur)
+			}
+		})
+	}
+}
+
+func FuzzParseSegmentKey(f *testing.F) {
+	for _, tc := range parseCases {
+		f.Add(tc.key)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		camera, start, dur, err := storage.ParseSegmentKey(key)
+		if err != nil {
+			if !errors.Is(err, storage.ErrInvalidSegmentKey) {
+				t.Fatalf("error %v does not wrap ErrInvalidSegmentKey", err)
+			}
+			return
+		}
+		// Whatever parses is exactly what SegmentKey builds, and a valid key.
+		rebuilt := storage.SegmentKey(camera, time.UnixMilli(start), time.Duration(dur)*time.Millisecond)
+		if rebuilt != key {
+			t.Fatalf("ParseSegmentKey(%q) = %q, %d, %d, which builds %q", key, camera, start, dur, rebuilt)
+		}
+		if err := storage.ValidateKey(key); err != nil {
+			t.Fatalf("parsed key %q is not valid: %v", key, err)
+		}
+	})
+}

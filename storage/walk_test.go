@@ -1,0 +1,107 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/storage/fs"
+)
+
+func TestWalk(t *testing.T) {
+	s, err := fs.New(t.TempDir(), fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	var want []string
+	for i := range 2100 {
+		k := fmt.Sprintf("w/%d/%04d", i%3, i)
+		if err := s.Put(ctx, k, strings.NewReader("x"), 1, storage.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d := range 3 {
+		for i := range 2100 {
+			if i%3 == d {
+				want = append(want, fmt.Sprintf("w/%d/%04d", d, i))
+			}
+		}
+	}
+	tests := []struct {
+		name  string
+		stop  int
+		count int
+	}{
+		{"all", -1, len(want)},
+		{"stop early", 10, 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			for obj, err := range storage.Walk(ctx, s, "w/") {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if obj.Key != want[n] {
+					t.Fatalf("object %d = %q, want %q", n, obj.Key, want[n])
+				}
+				n++
+				if n == tc.stop {
+					break
+				}
+			}
+			if n != tc.count {
+				t.Fatalf("walked %d objects, want %d", n, tc.count)
+			}
+		})
+	}
+}
+
+// stuckStore returns the same non-empty Next forever.
+type stuckStore struct{ storage.Store }
+
+func (stuckStore) List(context.Context, string, storage.ListOptions) (storage.ListPage, error) {
+	return storage.ListPage{Objects: []storage.Object{{Key: "a"}}, Next: "a"}, nil
+}
+
+// failingStore fails every List.
+type failingStore struct{ storage.Store }
+
+var errList = errors.New("list failed")
+
+func (failingStore) List(context.Context, string, storage.ListOptions) (storage.ListPage, error) {
+	return storage.ListPage{}, errList
+}
+
+func TestWalkErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		store   storage.Store
+		wantErr error
+	}{
+		{"list error", failingStore{}, errList},
+		{"no progress", stuckStore{}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got error
+			n := 0
+			for _, err := range storage.Walk(t.Context(), tc.store, "") {
+				n++
+				if err != nil {
+					got = err
+				}
+				if n > 10 {
+					t.Fatal("Walk does not stop")
+				}
+			}
+			if got == nil || tc.wantErr != nil && !errors.Is(got, tc.wantErr) {
+				t.Fatalf("Walk error = %v, want %v", got, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,162 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// minioReadyTimeout bounds how long Start waits for MinIO to answer.
+const minioReadyTimeout = 60 * time.Second
+
+// startAttempts is how many port pairs MinIO tries before the test fails.
+const startAttempts = 3
+
+// MinIOServer is a MinIO process serving one temporary directory on 127.0.0.1.
+type MinIOServer struct {
+	// Endpoint is host:port of the S3 API.
+	Endpoint string
+	// AccessKey is the root user.
+	AccessKey string
+	// SecretKey is the root password.
+	SecretKey string
+
+	t       testing.TB
+	bin     string
+	dir     string
+	console string
+	out     *syncBuffer
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// MinIO starts a MinIO server with random credentials and ports and a fresh
+// data directory, waits until it is live, and stops it when the test ends.
+// Its output is logged if the test fails.
+func MinIO(t testing.TB) *MinIOServer {
+	t.Helper()
+	s := &MinIOServer{
+		t:         t,
+		bin:       Tool(t, "minio"),
+		dir:       t.TempDir(),
+		AccessKey: "vigia" + randomHex(t, 6),
+		SecretKey: randomHex(t, 16),
+		Endpoint:  net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t))),
+		console:   net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t))),
+		out:       &syncBuffer{},
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("minio output:\n%s", s.out.String())
+		}
+	})
+	// A port found free may be taken before MinIO binds it: try fresh ones.
+	var err error
+	for range startAttempts {
+		if err = s.start(); err == nil {
+			return s
+		}
+		s.Endpoint = net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+		s.console = net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+	}
+	t.Fatalf("minio: %v\noutput:\n%s", err, s.out.String())
+	return nil
+}
+
+// URL returns the S3 endpoint as an http URL.
+func (s *MinIOServer) URL() string { return "http://" + s.Endpoint }
+
+// Start runs the server (again, after Stop) on the same port and directory
+// and waits until it is live. It fails the test if MinIO does not come up.
+func (s *MinIOServer) Start() {
+	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("minio: %v\noutput:\n%s", err, s.out.String())
+	}
+}
+
+// start runs the process and waits until it is live, or kills it.
+func (s *MinIOServer) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return nil
+	}
+	cmd := exec.Command(s.bin, "server", "--quiet",
+		"--address", s.Endpoint, "--console-address", s.console, s.dir)
+	cmd.Env = append(os.Environ(),
+		"MINIO_ROOT_USER="+s.AccessKey,
+		"MINIO_ROOT_PASSWORD="+s.SecretKey,
+		"MINIO_BROWSER=off",
+		"MINIO_UPDATE=off",
+	)
+	cmd.Stdout = s.out
+	cmd.Stderr = s.out
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() { // exits when the process does
+		_ = cmd.Wait()
+		close(done)
+	}()
+	if err := waitLive(s.URL()+"/minio/health/live", done); err != nil {
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("at %s: %w", s.Endpoint, err)
+	}
+	s.cmd, s.done = cmd, done
+	return nil
+}
+
+// Stop kills the server and waits for it to exit; the data directory stays.
+func (s *MinIOServer) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.cmd, s.done = nil, nil
+}
+
+// waitLive polls url until it answers 200, the process exits, or the timeout.
+func waitLive(url string, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), minioReadyTimeout)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return errors.New("process exited before it was live")
+		case <-ctx.Done():
+			return fmt.Errorf("not live after %v", minioReadyTimeout)
+		case <-tick.C:
+		}
+	}
+}

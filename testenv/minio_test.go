@@ -1,0 +1,90 @@
+package testenv
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func live(url string) bool {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func TestMinIOStopStart(t *testing.T) {
+	s := MinIO(t)
+	health := s.URL() + "/minio/health/live"
+	if !live(health) {
+		t.Fatal("minio not live after MinIO returned")
+	}
+	if s.AccessKey == "" || s.SecretKey == "" || !strings.HasPrefix(s.Endpoint, "127.0.0.1:") {
+		t.Fatalf("bad server fields: %+v", s)
+	}
+	s.Stop()
+	if live(health) {
+		t.Fatal("minio still answering after Stop")
+	}
+	s.Stop() // idempotent
+	s.Start()
+	if !live(health) {
+		t.Fatal("minio not live after restart")
+	}
+}
+
+func TestNewBucketName(t *testing.T) {
+	valid := regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$`)
+	tests := []struct{ name string }{
+		{name: "Simple"},
+		{name: "With Spaces and_Underscores/And/Slashes"},
+		{name: strings.Repeat("VeryLong", 20)},
+		{name: "---"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := NewBucketName(t), NewBucketName(t)
+			if !valid.MatchString(a) || strings.Contains(a, "--") {
+				t.Errorf("invalid bucket name %q", a)
+			}
+			if a == b {
+				t.Errorf("two calls gave the same name %q", a)
+			}
+		})
+	}
+}
+
+func TestToolsDir(t *testing.T) {
+	tests := []struct {
+		name  string
+		tools string
+		xdg   string
+		home  string
+		want  string
+	}{
+		{name: "explicit", tools: "/opt/tools", xdg: "/x", home: "/h", want: "/opt/tools"},
+		{name: "xdg", xdg: "/x", home: "/h", want: "/x/vigia/tools"},
+		{name: "home", home: "/h", want: "/h/.cache/vigia/tools"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("VIGIA_TOOLS", tc.tools)
+			t.Setenv("XDG_CACHE_HOME", tc.xdg)
+			t.Setenv("HOME", tc.home)
+			if got := ToolsDir(); got != tc.want {
+				t.Errorf("ToolsDir() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFreePort(t *testing.T) {
+	if p := FreePort(t); p <= 0 || p > 65535 {
+		t.Fatalf("FreePort() = %d", p)
+	}
+}
