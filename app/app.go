@@ -181,6 +181,8 @@ func (a *App) startRecorder() error {
 			AllowPrivateNetworks: cfg.Ingest.AllowPrivateNetworks,
 		},
 		ConnectRate:      cfg.Ingest.ConnectRate,
+		BackoffMax:       time.Duration(cfg.Ingest.BackoffMax),
+		PermanentRetry:   time.Duration(cfg.Ingest.PermanentRetry),
 		SegmentDuration:  time.Duration(cfg.Recording.SegmentDuration),
 		FragmentDuration: time.Duration(cfg.Recording.FragmentDuration),
 		OnStatus:         a.publishStatus,

@@ -61,8 +61,9 @@ type SupervisorConfig struct {
 // exponential backoff and jitter, classifies failures into statuses and
 // recovers panics so that one camera never takes another down.
 type Supervisor struct {
-	cfg  SupervisorConfig
-	last atomic.Int32
+	cfg       SupervisorConfig
+	last      atomic.Int32
+	wasOnline atomic.Bool
 }
 
 // NewSupervisor returns a Supervisor.
@@ -112,7 +113,9 @@ func (s *Supervisor) Run(ctx context.Context) {
 		if s.cfg.OnAttempt != nil {
 			s.cfg.OnAttempt()
 		}
-		if s.Status() != status.Permanent {
+		// CONECTANDO is reported while a camera has not yet delivered media;
+		// a camera that was online stays OFFLINE while it is retried.
+		if !s.wasOnline.Load() && s.Status() != status.Permanent {
 			s.setStatus(status.Connecting, nil)
 		}
 		start := time.Now()
@@ -164,7 +167,10 @@ func (s *Supervisor) runOnce(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	sink := &onlineSink{Sink: s.cfg.Sink, online: func() { s.setStatus(status.Online, nil) }}
+	sink := &onlineSink{Sink: s.cfg.Sink, online: func() {
+		s.wasOnline.Store(true)
+		s.setStatus(status.Online, nil)
+	}}
 	err = src.Run(ctx, sink)
 	if err == nil {
 		err = errors.New("source ended")

@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/vigia/vigia/app"
+	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/storage/s3"
+	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
+)
+
+// lockedBuffer collects log output.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) Sync() error { return nil }
+
+// testLogger logs to a buffer (checked by tests) and, on failure, to t.
+func testLogger(t *testing.T) (*zap.Logger, *lockedBuffer) {
+	buf := &lockedBuffer{}
+	enc := zap.NewProductionEncoderConfig()
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), buf, zapcore.DebugLevel)
+	t.Cleanup(func() {
+		if t.Failed() {
+			out := buf.String()
+			if len(out) > 20000 {
+				out = out[len(out)-20000:]
+			}
+			t.Logf("vigia log (tail):\n%s", out)
+		}
+	})
+	return zap.New(core), buf
+}
+
+// s3Config returns a recorder configuration storing into a fresh bucket of
+// a real MinIO.
+func s3Config(t *testing.T, m *testenv.MinIOServer) *config.Config {
+	t.Helper()
+	c := config.Default()
+	c.DataDir = t.TempDir()
+	c.NodeID = "node-test"
+	c.HTTP.Addr = "127.0.0.1:0"
+	c.NATS.Listen = "127.0.0.1:0"
+	c.Storage.Backend = "s3"
+	c.Storage.Endpoint = m.Endpoint
+	c.Storage.AccessKey = m.AccessKey
+	c.Storage.SecretKey = m.SecretKey
+	c.Storage.Bucket = testenv.NewBucketName(t)
+	c.Recording.SegmentDuration = config.Duration(2 * time.Second)
+	c.Ingest.ReadTimeout = config.Duration(3 * time.Second)
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func startApp(t *testing.T, c *config.Config, log *zap.Logger) *app.App {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := app.New(ctx, c, app.Mode{Name: "test", Recorder: true}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+func startSynth(t *testing.T, specs ...synth.CameraSpec) *synth.Server {
+	t.Helper()
+	srv := synth.NewServer(synth.Config{Addr: "127.0.0.1:0", Cameras: specs})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// openS3 opens the bucket of c for auditing.
+func openS3(t *testing.T, c *config.Config) storage.Store {
+	t.Helper()
+	st, err := s3.New(context.Background(), s3.Options{Endpoint: c.Storage.Endpoint, Bucket: c.Storage.Bucket,
+		AccessKey: c.Storage.AccessKey, SecretKey: c.Storage.SecretKey}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// stored is one recording segment found in storage.
+type stored struct {
+	Key     string
+	StartMs int64
+	DurMs   int64
+	Size    int64
+	Meta    map[string]string
+}
+
+func (s stored) EndMs() int64 { return s.StartMs + s.DurMs }
+
+// segments lists a camera's segments in start order.
+func segments(t *testing.T, st storage.Store, cam string) []stored {
+	t.Helper()
+	var out []stored
+	for obj, err := range storage.Walk(context.Background(), st, "rec/"+cam+"/") {
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		c, start, dur, err := storage.ParseSegmentKey(obj.Key)
+		if err != nil || c != cam {
+			t.Fatalf("unexpected key %q: %v", obj.Key, err)
+		}
+		out = append(out, stored{Key: obj.Key, StartMs: start, DurMs: dur, Size: obj.Size})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].StartMs < out[j].StartMs })
+	return out
+}
+
+// waitSegments polls until cam has at least n segments.
+func waitSegments(t *testing.T, st storage.Store, cam string, n int, timeout time.Duration) []stored {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		segs := segments(t, st, cam)
+		if len(segs) >= n {
+			return segs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("camera %s: %d segments after %v, want %d", cam, len(segs), timeout, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitFor polls cond until it holds.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// download fetches an object into a temp file.
+func download(t *testing.T, st storage.Store, key string) string {
+	t.Helper()
+	rc, err := st.Get(context.Background(), key, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(rc); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), filepath.Base(key))
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// probe is what ffprobe reports of a segment's streams and first frame.
+type probe struct {
+	Video struct {
+		Codec    string
+		Width    int
+		Height   int
+		Duration float64
+		Frames   int
+		FirstKey bool
+	}
+	Audio string
+}
+
+func ffprobe(t *testing.T, path string) probe {
+	t.Helper()
+	var raw struct {
+		Streams []struct {
+			CodecName string `json:"codec_name"`
+			CodecType string `json:"codec_type"`
+			Width     int    `json:"width"`
+			Height    int    `json:"height"`
+			NbFrames  string `json:"nb_read_frames"`
+			Duration  string `json:"duration"`
+		} `json:"streams"`
+		Frames []struct {
+			KeyFrame int `json:"key_frame"`
+		} `json:"frames"`
+	}
+	run := func(args ...string) {
+		args = append(append([]string{"-v", "error"}, args...), "-of", "json", path)
+		out, err := exec.Command("ffprobe", args...).Output()
+		if err != nil {
+			t.Fatalf("ffprobe %s: %v", path, err)
+		}
+		if err := json.Unmarshal(out, &raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("-count_frames", "-show_streams")
+	var p probe
+	for _, s := range raw.Streams {
+		switch s.CodecType {
+		case "video":
+			p.Video.Codec, p.Video.Width, p.Video.Height = s.CodecName, s.Width, s.Height
+			p.Video.Duration, _ = strconv.ParseFloat(s.Duration, 64)
+			p.Video.Frames, _ = strconv.Atoi(s.NbFrames)
+		case "audio":
+			p.Audio = s.CodecName
+		}
+	}
+	raw.Streams = nil
+	run("-select_streams", "v:0", "-show_entries", "frame=key_frame", "-read_intervals", "%+#1")
+	p.Video.FirstKey = len(raw.Frames) > 0 && raw.Frames[0].KeyFrame == 1
+	return p
+}
+
+// auditContinuity checks that consecutive segments neither overlap nor
+// leave a gap larger than maxGap, except at the allowed gaps.
+func auditContinuity(t *testing.T, segs []stored, maxGap time.Duration, allowed ...[2]int64) {
+	t.Helper()
+	for i := 1; i < len(segs); i++ {
+		gap := segs[i].StartMs - segs[i-1].EndMs()
+		if gap < -1 {
+			t.Errorf("segment %s overlaps the previous one by %d ms", segs[i].Key, -gap)
+		}
+		if time.Duration(gap)*time.Millisecond <= maxGap {
+			continue
+		}
+		ok := false
+		for _, a := range allowed {
+			if segs[i-1].EndMs() >= a[0]-int64(maxGap/time.Millisecond) && segs[i].StartMs <= a[1] {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("unexplained gap of %d ms before %s", gap, segs[i].Key)
+		}
+	}
+}
