@@ -127,7 +127,14 @@ func (s *Supervisor) Run(ctx context.Context) {
 			backoff = s.cfg.BackoffMin
 		}
 		var wait time.Duration
-		if pe, ok := IsPermanent(err); ok {
+		pe, permanent := IsPermanent(err)
+		if permanent && pe.Reason == ReasonNotFound && s.wasOnline.Load() {
+			// A stream that played before and is gone now is more likely a
+			// gateway or NVR losing its camera than a wrong path: retry
+			// with the normal backoff.
+			permanent = false
+		}
+		if permanent {
 			s.setStatus(status.Permanent, pe)
 			s.cfg.Log.Warn("camera failed permanently, retrying slowly",
 				zap.String("reason", pe.Reason), zap.Error(err), zap.Duration("retry_in", s.cfg.PermanentRetry))

@@ -60,6 +60,8 @@ func (r *reader) registerH264(m *description.Media, f *format.H264, idx int) {
 		return
 	}
 	var dts *h264.DTSExtractor
+	sps, pps := f.SafeParams()
+	params := &h264Params{sps: sps, pps: pps}
 	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
 		r.guard(func() {
 			pts, ok := r.client.PacketPTS2(m, pkt)
@@ -73,6 +75,7 @@ func (r *reader) registerH264(m *description.Media, f *format.H264, idx int) {
 				}
 				return
 			}
+			au = params.apply(au)
 			key := h264.IsRandomAccess(au)
 			if dts == nil {
 				if !key {
@@ -100,6 +103,8 @@ func (r *reader) registerH265(m *description.Media, f *format.H265, idx int) {
 		return
 	}
 	var dts *h265.DTSExtractor
+	vps, sps, pps := f.SafeParams()
+	params := &h265Params{vps: vps, sps: sps, pps: pps}
 	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
 		r.guard(func() {
 			pts, ok := r.client.PacketPTS2(m, pkt)
@@ -113,6 +118,7 @@ func (r *reader) registerH265(m *description.Media, f *format.H265, idx int) {
 				}
 				return
 			}
+			au = params.apply(au)
 			key := h265.IsRandomAccess(au)
 			if dts == nil {
 				if !key {
