@@ -60,6 +60,11 @@ func newCamera(r *Recorder, spec ingest.Camera, drv ingest.Driver) *camera {
 		Log:              c.log,
 	})
 	c.pipe = newPipeline(ctx, c, r.cfg.QueueSize, w)
+	for _, f := range r.cfg.Consumers {
+		if cons := f(spec.ID); cons != nil {
+			c.pipe.consumers = append(c.pipe.consumers, cons)
+		}
+	}
 	sup := ingest.NewSupervisor(ingest.SupervisorConfig{
 		Camera:         spec.ID,
 		NewSource:      func() (ingest.Source, error) { return drv(spec, r.cfg.Source) },

@@ -24,10 +24,11 @@ type item struct {
 // pipeline is a camera's single owner goroutine: it takes units from a
 // bounded queue (the source never blocks on it) and feeds the segmenter.
 type pipeline struct {
-	cam    *camera
-	ctx    context.Context
-	ch     chan item
-	writer *segmenter.Writer
+	cam       *camera
+	ctx       context.Context
+	ch        chan item
+	writer    *segmenter.Writer
+	consumers []Consumer
 
 	videoTrack atomic.Int32
 	skipping   atomic.Bool // video units are dropped until the next keyframe
@@ -90,9 +91,42 @@ func (p *pipeline) Unit(u *media.Unit) {
 
 // run consumes the queue until it is closed, then finishes the open segment.
 func (p *pipeline) run() {
-	defer p.writer.Close()
+	defer func() {
+		p.writer.Close()
+		for _, c := range p.consumers {
+			c.Close()
+		}
+	}()
 	for it := range p.ch {
 		p.handle(it)
+	}
+}
+
+// feed passes an item to the consumers, each guarded so that a panicking
+// consumer is counted and dropped without touching the recording.
+func (p *pipeline) feed(it item) {
+	for i := 0; i < len(p.consumers); i++ {
+		c := p.consumers[i]
+		ok := func() (ok bool) {
+			defer func() {
+				if v := recover(); v != nil {
+					p.cam.log.Error("consumer panicked, removed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+					if m := p.cam.r.cfg.Metrics; m != nil {
+						m.Panics.Inc()
+					}
+				}
+			}()
+			if it.tracks != nil {
+				c.Tracks(it.tracks)
+			} else {
+				c.Unit(it.unit)
+			}
+			return true
+		}()
+		if !ok {
+			p.consumers = append(p.consumers[:i], p.consumers[i+1:]...)
+			i--
+		}
 	}
 }
 
@@ -113,6 +147,7 @@ func (p *pipeline) handle(it item) {
 		if err := p.writer.SetTracks(it.tracks); err != nil {
 			p.cam.log.Warn("tracks not recordable", zap.Error(err))
 		}
+		p.feed(it)
 		return
 	}
 	if it.gap {
@@ -125,4 +160,5 @@ func (p *pipeline) handle(it item) {
 		w, h := p.writer.Dimensions()
 		p.cam.setDimensions(w, h)
 	}
+	p.feed(it)
 }

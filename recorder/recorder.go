@@ -48,6 +48,10 @@ type Config struct {
 	// values take its defaults.
 	BackoffMin, BackoffMax, PermanentRetry time.Duration
 
+	// Consumers build, for each camera, the consumers that receive its
+	// media besides the segmenter (live, thumbnails, motion). Optional.
+	Consumers []ConsumerFactory
+
 	// OnStatus receives each camera's status when it changes. Optional.
 	OnStatus func(status.Status)
 

@@ -1,10 +1,61 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"encoding/json"
+	"flag"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/vigia/vigia/bench"
+	"github.com/vigia/vigia/logging"
 )
 
+// runBench implements `vigia bench`: it records synthetic cameras and prints
+// the cost (docs/benchmarks.md). With --json the table goes to standard
+// error and the JSON report to stdout.
 func runBench(args []string, stdout io.Writer) error {
-	return errors.New("not built yet")
+	o := bench.Defaults()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.IntVar(&o.Cameras, "cameras", o.Cameras, "synthetic cameras recorded")
+	fs.DurationVar(&o.Duration, "duration", o.Duration, "measured window")
+	fs.DurationVar(&o.Warmup, "warmup", o.Warmup, "warm-up before the window, not measured")
+	fs.StringVar(&o.Backend, "backend", o.Backend, "storage: fs (temporary directory) or s3 (a MinIO process, binary at $VIGIA_TOOLS/minio)")
+	fs.StringVar(&o.Codec, "codec", o.Codec, "h264, h265 or mixed")
+	fs.BoolVar(&o.Audio, "audio", o.Audio, "cameras have an AAC track, recorded too")
+	fs.DurationVar(&o.Segment, "segment", o.Segment, "recording.segment_duration")
+	fs.IntVar(&o.FFmpegSample, "ffmpeg-sample", o.FFmpegSample, "cameras also recorded by FFmpeg for comparison (0 disables)")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window to this file")
+	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile taken at the end of the window to this file")
+	fs.StringVar(&o.Dir, "dir", "", "parent of the run's temporary directory (default: system temporary directory)")
+	asJSON := fs.Bool("json", false, "print the report as JSON on stdout (the table goes to stderr)")
+	level := fs.String("log-level", "warn", "recorder log level")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := logging.New(*level, "console")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	o.Log = log
+	o.Progress = os.Stderr
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	if !*asJSON {
+		return rep.WriteText(stdout)
+	}
+	if err := rep.WriteText(os.Stderr); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
 }

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/vigia/vigia/synth"
+)
+
+// Environment of the helper process that serves the synthetic cameras in
+// tests (the test binary started again), standing in for `vigia synthcam`.
+const (
+	envSynthChild   = "VIGIA_BENCH_TEST_SYNTH"
+	envSynthCameras = "VIGIA_BENCH_TEST_CAMERAS"
+	envSynthCodec   = "VIGIA_BENCH_TEST_CODEC"
+	envSynthAudio   = "VIGIA_BENCH_TEST_AUDIO"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envSynthChild) == "1" {
+		os.Exit(serveSynthChild())
+	}
+	os.Exit(m.Run())
+}
+
+// serveSynthChild does what `vigia synthcam --addr 127.0.0.1:0` does: serve
+// cam-1 … cam-N, print their URLs, run until SIGTERM.
+func serveSynthChild() int {
+	n, err := strconv.Atoi(os.Getenv(envSynthCameras))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cameras:", err)
+		return 2
+	}
+	var specs []synth.CameraSpec
+	for i := 1; i <= n; i++ {
+		codec := os.Getenv(envSynthCodec)
+		if codec == "mixed" {
+			codec = []string{synth.CodecH264, synth.CodecH265}[i%2]
+		}
+		specs = append(specs, synth.CameraSpec{
+			Path: fmt.Sprintf("cam-%d", i), Codec: codec, Audio: os.Getenv(envSynthAudio) == "true",
+		})
+	}
+	srv := synth.NewServer(synth.Config{Addr: "127.0.0.1:0", Cameras: specs})
+	if err := srv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer srv.Close()
+	for _, s := range specs {
+		fmt.Println(srv.URL(s.Path))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return 0
+}
+
+// testSynthCommand starts the test binary as the synthetic cameras' process.
+func testSynthCommand(ctx context.Context, cameras int, codec string, audio bool) (*exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		envSynthChild+"=1",
+		envSynthCameras+"="+strconv.Itoa(cameras),
+		envSynthCodec+"="+codec,
+		envSynthAudio+"="+strconv.FormatBool(audio),
+	)
+	return cmd, nil
+}

@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Options configure a benchmark run. Start from Defaults.
+type Options struct {
+	// Cameras is the number of synthetic cameras recorded.
+	// It defaults to 100.
+	Cameras int
+
+	// Duration is the measured window.
+	// It defaults to 60 seconds.
+	Duration time.Duration
+
+	// Warmup runs before the measured window (connections, first keyframes,
+	// first segments) and is excluded from the CPU figures.
+	// It defaults to 10 seconds.
+	Warmup time.Duration
+
+	// Backend is the storage backend: "fs" (a temporary directory) or "s3"
+	// (a MinIO process started for the run).
+	// It defaults to "fs".
+	Backend string
+
+	// Codec of the synthetic cameras: "h264", "h265" or "mixed".
+	// It defaults to "h264".
+	Codec string
+
+	// Audio gives every camera an AAC track (16 kHz mono) that is recorded
+	// too, as for a camera whose sound is on.
+	Audio bool
+
+	// Segment is the recording segment duration
+	// (recording.segment_duration).
+	// It defaults to 60 seconds.
+	Segment time.Duration
+
+	// FFmpegSample is the number of the same cameras also recorded by FFmpeg
+	// processes for comparison; 0 disables the comparison. It is capped at
+	// Cameras.
+	// It defaults to 10.
+	FFmpegSample int
+
+	// FFmpeg is the ffmpeg binary.
+	// It defaults to "ffmpeg" from PATH.
+	FFmpeg string
+
+	// MinIO is the MinIO server binary for the s3 backend.
+	// It defaults to MinIOPath().
+	MinIO string
+
+	// CPUProfile, when set, is a file that receives a CPU profile of the
+	// measured window.
+	CPUProfile string
+
+	// MemProfile, when set, is a file that receives a heap profile taken
+	// at the end of the measured window.
+	MemProfile string
+
+	// Dir is the parent of the run's temporary directory (spool, fs storage,
+	// MinIO data, FFmpeg output), removed at the end.
+	// It defaults to the system temporary directory.
+	Dir string
+
+	// SynthCommand returns the command serving the synthetic cameras. The
+	// command must serve rtsp://HOST:PORT/cam-1 … cam-N and print each URL on
+	// its own line of standard output once it serves them.
+	// It defaults to this executable's `synthcam` subcommand.
+	SynthCommand func(ctx context.Context, cameras int, codec string, audio bool) (*exec.Cmd, error)
+
+	// Progress, optional, receives one line per phase of the run.
+	Progress io.Writer
+
+	// Log receives the recorder's logs.
+	// It defaults to a no-op logger.
+	Log *zap.Logger
+}
+
+// Defaults returns the default options.
+func Defaults() Options {
+	return Options{
+		Cameras:      100,
+		Duration:     60 * time.Second,
+		Warmup:       10 * time.Second,
+		Backend:      "fs",
+		Codec:        "h264",
+		Audio:        true,
+		Segment:      60 * time.Second,
+		FFmpegSample: 10,
+	}
+}
+
+// withDefaults fills the fields that have a default but no valid zero value.
+func (o Options) withDefaults() Options {
+	if o.Backend == "" {
+		o.Backend = "fs"
+	}
+	if o.Codec == "" {
+		o.Codec = "h264"
+	}
+	if o.FFmpeg == "" {
+		o.FFmpeg = "ffmpeg"
+	}
+	if o.MinIO == "" {
+		o.MinIO = MinIOPath()
+	}
+	if o.SynthCommand == nil {
+		o.SynthCommand = SelfSynthCommand
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.FFmpegSample > o.Cameras {
+		o.FFmpegSample = o.Cameras
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Cameras <= 0:
+		return fmt.Errorf("%w: cameras %d (want at least 1)", ErrBadOptions, o.Cameras)
+	case o.Duration <= 0:
+		return fmt.Errorf("%w: duration %v (want more than 0)", ErrBadOptions, o.Duration)
+	case o.Warmup < 0:
+		return fmt.Errorf("%w: warmup %v (want 0 or more)", ErrBadOptions, o.Warmup)
+	case o.Segment <= time.Second:
+		return fmt.Errorf("%w: segment %v (want more than the 1 s fragment)", ErrBadOptions, o.Segment)
+	case o.FFmpegSample < 0:
+		return fmt.Errorf("%w: ffmpeg sample %d (want 0 or more)", ErrBadOptions, o.FFmpegSample)
+	}
+	switch o.Backend {
+	case "fs", "s3":
+	default:
+		return fmt.Errorf("%w: backend %q (want fs or s3)", ErrBadOptions, o.Backend)
+	}
+	switch o.Codec {
+	case "h264", "h265", "mixed":
+	default:
+		return fmt.Errorf("%w: codec %q (want h264, h265 or mixed)", ErrBadOptions, o.Codec)
+	}
+	return nil
+}
+
+// SelfSynthCommand runs this executable's `synthcam` subcommand on a free
+// port of 127.0.0.1 (the vigia binary's synthetic cameras).
+func SelfSynthCommand(ctx context.Context, cameras int, codec string, audio bool) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	return exec.CommandContext(ctx, exe, "synthcam", "--addr", "127.0.0.1:0",
+		"--cameras", fmt.Sprint(cameras), "--codec", codec, fmt.Sprintf("--audio=%t", audio)), nil
+}

@@ -1,0 +1,141 @@
+package bench
+
+// Report is the result of a run. Durations are in seconds or milliseconds
+// and sizes in MiB, as their JSON names say.
+type Report struct {
+	// Machine is where the run took place.
+	Machine Machine `json:"machine"`
+
+	// Cameras, Codec, Audio, Backend and SegmentS are the run's settings.
+	Cameras  int     `json:"cameras"`
+	Codec    string  `json:"codec"`
+	Audio    bool    `json:"audio"`
+	Backend  string  `json:"backend"`
+	SegmentS float64 `json:"segment_s"`
+
+	// WarmupS is the warm-up before the window; WindowS the measured window
+	// as it actually lasted.
+	WarmupS float64 `json:"warmup_s"`
+	WindowS float64 `json:"window_s"`
+
+	// Vigia is the recorder process (this one).
+	Vigia Usage `json:"vigia"`
+
+	// Synth is the process serving the synthetic cameras, for information.
+	Synth Usage `json:"synth"`
+
+	// Storage is the MinIO process of the s3 backend, nil for fs.
+	Storage *Usage `json:"storage,omitempty"`
+
+	// Segments are the segments stored during the whole run.
+	Segments SegmentStats `json:"segments"`
+
+	// Frames are the video frames expected and stored.
+	Frames FrameStats `json:"frames"`
+
+	// FFmpeg is the comparison sample, nil when disabled.
+	FFmpeg *FFmpegStats `json:"ffmpeg,omitempty"`
+
+	// CPUProfile is the file holding the window's CPU profile, if any;
+	// MemProfile the heap profile taken at the end of the window.
+	CPUProfile string `json:"cpu_profile,omitempty"`
+	MemProfile string `json:"mem_profile,omitempty"`
+}
+
+// Machine describes the host and the build.
+type Machine struct {
+	GoVersion  string `json:"go_version"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	CPUModel   string `json:"cpu_model"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Kernel     string `json:"kernel,omitempty"`
+}
+
+// Usage is a process's resource use over the measured window.
+type Usage struct {
+	// CPUSeconds is user plus system CPU time used in the window.
+	CPUSeconds float64 `json:"cpu_s"`
+
+	// CPUPercent is CPU time over window time, in % of one core.
+	CPUPercent float64 `json:"cpu_percent"`
+
+	// CPUPercentPerCamera is CPUPercent divided by the cameras served.
+	CPUPercentPerCamera float64 `json:"cpu_percent_per_camera"`
+
+	// RSSBeforeMiB is the resident set before the cameras were added (only
+	// for the recorder), RSSEndMiB at the end of the window.
+	RSSBeforeMiB float64 `json:"rss_before_mib,omitempty"`
+	RSSEndMiB    float64 `json:"rss_end_mib"`
+
+	// RSSPerCameraMiB is, for the recorder, (end − before) / cameras; for
+	// FFmpeg, the mean resident set of one process.
+	RSSPerCameraMiB float64 `json:"rss_per_camera_mib,omitempty"`
+
+	// GoHeapMiB is the Go heap in use at the end of the window (recorder
+	// only).
+	GoHeapMiB float64 `json:"go_heap_mib,omitempty"`
+}
+
+// SegmentStats summarises stored segments. Latency is from a segment's end
+// in the spool to the object stored and checked. "Full" segments reached the
+// segment duration; "short" ones were cut early, by shutdown (every camera
+// at once) or by a discontinuity, and are reported apart.
+type SegmentStats struct {
+	Stored            int     `json:"stored"`
+	StoredFull        int     `json:"stored_full"`
+	StoredShort       int     `json:"stored_short"`
+	Bytes             int64   `json:"bytes"`
+	LatencyP50Ms      float64 `json:"latency_p50_ms"`
+	LatencyP99Ms      float64 `json:"latency_p99_ms"`
+	LatencyMaxMs      float64 `json:"latency_max_ms"`
+	ShortLatencyP50Ms float64 `json:"short_latency_p50_ms"`
+	ShortLatencyMaxMs float64 `json:"short_latency_max_ms"`
+}
+
+// FrameStats counts video frames (see the definition in docs/benchmarks.md).
+type FrameStats struct {
+	// FPS is the cameras' frame rate.
+	FPS float64 `json:"fps"`
+
+	// CamerasRecorded is the number of cameras with at least one segment.
+	CamerasRecorded int `json:"cameras_recorded"`
+
+	// Expected is the frames the cameras sent over the recorded spans;
+	// Stored the frames in stored segments; Lost the difference.
+	Expected    int64   `json:"expected"`
+	Stored      int64   `json:"stored"`
+	Lost        int64   `json:"lost"`
+	LostPercent float64 `json:"lost_percent"`
+
+	// Received is vigia_received_frames_total (video and audio units) and
+	// Dropped vigia_dropped_frames_total by reason, scraped from the node's
+	// /metrics at the end of the window; Reconnects is
+	// vigia_camera_reconnects_total.
+	Received   float64            `json:"received_units"`
+	Dropped    map[string]float64 `json:"dropped_units"`
+	Reconnects float64            `json:"reconnects"`
+	MetricsErr string             `json:"metrics_error,omitempty"`
+}
+
+// FFmpegStats is the FFmpeg comparison.
+type FFmpegStats struct {
+	// Processes started and Alive at the end of the window (only those
+	// alive count in Usage).
+	Processes int `json:"processes"`
+	Alive     int `json:"alive"`
+
+	// Usage of the measured processes, per camera (one process per camera).
+	Usage Usage `json:"usage"`
+
+	// Files and Bytes written by all processes.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+
+	// Ratio is Vigia's CPU per camera over FFmpeg's.
+	Ratio float64 `json:"cpu_ratio_vigia_over_ffmpeg"`
+
+	// Errors holds the output of processes that exited early.
+	Errors []string `json:"errors,omitempty"`
+}

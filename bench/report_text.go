@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// Targets from the project's benchmark goals, per camera.
+const (
+	// TargetCPUPercent is the most CPU per camera, in % of one core.
+	TargetCPUPercent = 0.2
+	// TargetRSSMiB is the most resident memory per camera.
+	TargetRSSMiB = 1.0
+)
+
+// WriteText writes the report as a readable table.
+func (r *Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(k, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...))
+	}
+	m := r.Machine
+	p("go", "%s %s/%s", m.GoVersion, m.GOOS, m.GOARCH)
+	p("cpu", "%s, %d cores (GOMAXPROCS %d)", m.CPUModel, m.NumCPU, m.GOMAXPROCS)
+	if m.Kernel != "" {
+		p("kernel", "%s", m.Kernel)
+	}
+	codec := r.Codec
+	if r.Audio {
+		codec += " + AAC"
+	}
+	p("run", "%d cameras %s, backend %s, segments %gs, warm-up %gs, window %.1fs",
+		r.Cameras, codec, r.Backend, r.SegmentS, r.WarmupS, r.WindowS)
+	fmt.Fprintln(tw, "\t")
+
+	v := r.Vigia
+	p("vigia CPU", "%.1f %% of one core, %.3f %% per camera (target ≤ %.1f %%)%s",
+		v.CPUPercent, v.CPUPercentPerCamera, TargetCPUPercent, verdict(v.CPUPercentPerCamera <= TargetCPUPercent))
+	p("vigia RSS", "%.1f MiB before cameras, %.1f MiB at end, %.2f MiB per camera (target ≤ %.1f MiB)%s; Go heap %.1f MiB",
+		v.RSSBeforeMiB, v.RSSEndMiB, v.RSSPerCameraMiB, TargetRSSMiB, verdict(v.RSSPerCameraMiB <= TargetRSSMiB), v.GoHeapMiB)
+	s := r.Segments
+	p("segments", "%d stored (%d full, %d short), %.1f MiB", s.Stored, s.StoredFull, s.StoredShort, mib(s.Bytes))
+	if s.StoredFull > 0 {
+		p("latency", "p50 %.0f ms, p99 %.0f ms, max %.0f ms (segment end → object stored, %d full segments)",
+			s.LatencyP50Ms, s.LatencyP99Ms, s.LatencyMaxMs, s.StoredFull)
+	} else {
+		p("latency", "none measured: no segment reached the segment duration (warm-up + duration too short)")
+	}
+	if s.StoredShort > 0 {
+		p("latency, short", "p50 %.0f ms, max %.0f ms (%d segments cut early, by shutdown all at once)",
+			s.ShortLatencyP50Ms, s.ShortLatencyMaxMs, s.StoredShort)
+	}
+	f := r.Frames
+	p("frames lost", "%d of %d (%.3f %%); %d stored; %d/%d cameras recorded", f.Lost, f.Expected, f.LostPercent, f.Stored, f.CamerasRecorded, r.Cameras)
+	if f.MetricsErr != "" {
+		p("recorder counters", "not read: %s", f.MetricsErr)
+	} else {
+		p("recorder counters", "%.0f units received, dropped: %s, reconnects %.0f", f.Received, dropped(f.Dropped), f.Reconnects)
+	}
+	p("synth process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.Synth.CPUPercent, r.Synth.RSSEndMiB)
+	if r.Storage != nil {
+		p("minio process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.Storage.CPUPercent, r.Storage.RSSEndMiB)
+	}
+	if x := r.FFmpeg; x != nil {
+		fmt.Fprintln(tw, "\t")
+		p("ffmpeg sample", "%d processes (%d measured), %d files, %.1f MiB", x.Processes, x.Alive, x.Files, mib(x.Bytes))
+		p("ffmpeg CPU", "%.3f %% of one core per camera", x.Usage.CPUPercentPerCamera)
+		p("ffmpeg RSS", "%.1f MiB per camera", x.Usage.RSSPerCameraMiB)
+		if x.Ratio > 0 {
+			p("vigia / ffmpeg CPU", "%.2f", x.Ratio)
+		}
+		for _, e := range x.Errors {
+			p("ffmpeg error", "%s", strings.ReplaceAll(strings.TrimSpace(e), "\n", " | "))
+		}
+	}
+	if r.CPUProfile != "" {
+		p("cpu profile", "%s (go tool pprof -top %s)", r.CPUProfile, r.CPUProfile)
+	}
+	if r.MemProfile != "" {
+		p("heap profile", "%s (go tool pprof -sample_index=inuse_space -top %s)", r.MemProfile, r.MemProfile)
+	}
+	return tw.Flush()
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return " ok"
+	}
+	return " MISSED"
+}
+
+func dropped(d map[string]float64) string {
+	if len(d) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.0f", k, d[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,393 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/vigia/vigia/app"
+	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/synth"
+)
+
+// startTimeout bounds the start of the recorder (storage, NATS).
+const startTimeout = 30 * time.Second
+
+// stopGrace is how long a child gets to exit after SIGTERM.
+const stopGrace = 5 * time.Second
+
+// run is one benchmark run in progress; close releases what it started.
+type run struct {
+	o   Options
+	dir string
+
+	synth  *synthProc
+	minio  *minio
+	app    *app.App
+	ffmpeg []*ffmpegRecorder
+	col    *collector
+}
+
+// window is what is sampled at the start and end of the measured window.
+type window struct {
+	at     time.Time
+	self   time.Duration
+	synth  time.Duration
+	minio  time.Duration
+	ffmpeg []time.Duration // -1 when not readable
+}
+
+// Run performs one benchmark run: it starts the synthetic cameras, the
+// storage and the recorder, adds the cameras and the FFmpeg sample, waits
+// for the warm-up, measures the window, closes everything (finishing and
+// storing the open segments) and returns the report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if _, err := selfCPU(); err != nil {
+		return nil, err
+	}
+	fps, err := cameraFPS(o.Codec)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(o.Dir, "vigia-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("temporary directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	r := &run{o: o, dir: dir, col: newCollector(o.Segment)}
+	defer r.close()
+	return r.run(ctx, fps)
+}
+
+func (r *run) progress(format string, args ...any) {
+	fmt.Fprintf(r.o.Progress, "bench: "+format+"\n", args...)
+}
+
+func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
+	o := r.o
+	var err error
+	r.progress("starting %d synthetic cameras (%s) in a child process", o.Cameras, o.Codec)
+	if r.synth, err = startSynth(ctx, o); err != nil {
+		return nil, err
+	}
+	if o.Backend == "s3" {
+		r.progress("starting MinIO (%s)", o.MinIO)
+		if r.minio, err = startMinIO(ctx, o.MinIO, filepath.Join(r.dir, "minio")); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.startRecorder(ctx); err != nil {
+		return nil, err
+	}
+	rssBefore, err := procRSS(0)
+	if err != nil {
+		return nil, err
+	}
+	cameras := make([]string, o.Cameras)
+	for i, url := range r.synth.urls {
+		cameras[i] = fmt.Sprintf("cam-%d", i+1)
+		if err := r.app.Recorder().Add(ingest.Camera{ID: cameras[i], URL: url, Sound: o.Audio, Trusted: true}); err != nil {
+			return nil, fmt.Errorf("add camera %s: %w", cameras[i], err)
+		}
+	}
+	recordStart := time.Now()
+	for i := range o.FFmpegSample {
+		f, err := startFFmpeg(o.FFmpeg, r.synth.urls[i], filepath.Join(r.dir, "ffmpeg", cameras[i]), o.Segment)
+		if err != nil {
+			return nil, err
+		}
+		r.ffmpeg = append(r.ffmpeg, f)
+	}
+
+	r.progress("recording %d cameras (%d also with FFmpeg); warming up for %v", o.Cameras, o.FFmpegSample, o.Warmup)
+	if err := r.wait(ctx, o.Warmup); err != nil {
+		return nil, err
+	}
+	r.progress("warm-up done (%d segments stored); measuring for %v", r.col.count(), o.Duration)
+	w0 := r.sample()
+	stopProfile, err := startProfile(o.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	err = r.wait(ctx, o.Duration)
+	w1 := r.sample()
+	stopProfile()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeHeapProfile(o.MemProfile); err != nil {
+		return nil, err
+	}
+
+	rep := &Report{
+		Machine: machine(), Cameras: o.Cameras, Codec: o.Codec, Audio: o.Audio, Backend: o.Backend,
+		SegmentS: o.Segment.Seconds(), WarmupS: o.Warmup.Seconds(), WindowS: w1.at.Sub(w0.at).Seconds(),
+		CPUProfile: o.CPUProfile, MemProfile: o.MemProfile,
+	}
+	rep.Vigia = usage(w1.self-w0.self, w1.at.Sub(w0.at), o.Cameras)
+	rep.Vigia.RSSBeforeMiB = mib(rssBefore)
+	if rss, err := procRSS(0); err == nil {
+		rep.Vigia.RSSEndMiB = mib(rss)
+		rep.Vigia.RSSPerCameraMiB = mib(rss-rssBefore) / float64(o.Cameras)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rep.Vigia.GoHeapMiB = mib(int64(ms.HeapInuse))
+	rep.Synth = r.childUsage(r.synth.child, w1.synth-w0.synth, w1.at.Sub(w0.at))
+	if r.minio != nil {
+		u := r.childUsage(r.minio.child, w1.minio-w0.minio, w1.at.Sub(w0.at))
+		rep.Storage = &u
+	}
+	rep.FFmpeg = r.ffmpegStats(w0, w1)
+
+	rep.Frames.FPS = fps
+	r.scrape(ctx, &rep.Frames)
+
+	r.progress("closing: finishing open segments and storing them")
+	r.stopFFmpeg(rep.FFmpeg)
+	recordWindow := time.Since(recordStart)
+	r.app.Close()
+	r.app = nil
+
+	rep.Segments = r.col.segmentStats()
+	f := r.col.frameStats(cameras, fps, recordWindow)
+	f.FPS, f.Received, f.Dropped, f.Reconnects, f.MetricsErr =
+		fps, rep.Frames.Received, rep.Frames.Dropped, rep.Frames.Reconnects, rep.Frames.MetricsErr
+	rep.Frames = f
+	if rep.FFmpeg != nil && rep.FFmpeg.Usage.CPUPercentPerCamera > 0 {
+		rep.FFmpeg.Ratio = rep.Vigia.CPUPercentPerCamera / rep.FFmpeg.Usage.CPUPercentPerCamera
+	}
+	return rep, nil
+}
+
+// startRecorder builds the recorder through app.New, as `vigia recorder`
+// does, with everything local: a temporary data directory, an embedded NATS
+// server and HTTP on free ports.
+func (r *run) startRecorder(ctx context.Context) error {
+	cfg := config.Default()
+	cfg.NodeID = "bench"
+	cfg.DataDir = filepath.Join(r.dir, "data")
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	cfg.NATS.Listen = "127.0.0.1:0"
+	cfg.Recording.SegmentDuration = config.Duration(r.o.Segment)
+	cfg.Storage.Backend = r.o.Backend
+	if r.minio != nil {
+		cfg.Storage.Endpoint = r.minio.endpoint
+		cfg.Storage.Bucket = "vigia-bench"
+		cfg.Storage.AccessKey = r.minio.accessKey
+		cfg.Storage.SecretKey = r.minio.secretKey
+	}
+	if err := cfg.Resolve(); err != nil {
+		return fmt.Errorf("recorder config: %w", err)
+	}
+	cfg.HTTP.PublicURL = "" // the app then reports the address it listens on
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("recorder config: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	a, err := app.New(ctx, cfg, app.Mode{Name: "bench", Recorder: true, OnSegmentStored: r.col.stored}, r.o.Log)
+	if err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	r.app = a
+	return nil
+}
+
+// wait waits for d, failing early if the context ends or the synthetic
+// cameras exit.
+func (r *run) wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.synth.done:
+		return r.synth.exitError()
+	}
+}
+
+// sample reads the CPU counters of every process.
+func (r *run) sample() window {
+	w := window{at: time.Now()}
+	w.self, _ = selfCPU() // checked to work in Run
+	w.synth, _ = procCPU(r.synth.pid())
+	if r.minio != nil {
+		w.minio, _ = procCPU(r.minio.pid())
+	}
+	for _, f := range r.ffmpeg {
+		c, err := procCPU(f.pid())
+		if err != nil || f.exited() {
+			c = -1
+		}
+		w.ffmpeg = append(w.ffmpeg, c)
+	}
+	return w
+}
+
+// childUsage is a child's usage over the window, with its resident set now.
+func (r *run) childUsage(c *child, cpu, window time.Duration) Usage {
+	u := usage(cpu, window, r.o.Cameras)
+	if rss, err := procRSS(c.pid()); err == nil {
+		u.RSSEndMiB = mib(rss)
+	}
+	return u
+}
+
+// ffmpegStats is the FFmpeg sample's usage over the window; nil without a
+// sample.
+func (r *run) ffmpegStats(w0, w1 window) *FFmpegStats {
+	if len(r.ffmpeg) == 0 {
+		return nil
+	}
+	st := &FFmpegStats{Processes: len(r.ffmpeg)}
+	var cpu time.Duration
+	var rss int64
+	for i, f := range r.ffmpeg {
+		if w0.ffmpeg[i] < 0 || w1.ffmpeg[i] < 0 {
+			continue
+		}
+		n, err := procRSS(f.pid())
+		if err != nil {
+			continue
+		}
+		st.Alive++
+		cpu += w1.ffmpeg[i] - w0.ffmpeg[i]
+		rss += n
+	}
+	if st.Alive > 0 {
+		st.Usage = usage(cpu, w1.at.Sub(w0.at), st.Alive)
+		st.Usage.RSSEndMiB = mib(rss)
+		st.Usage.RSSPerCameraMiB = mib(rss) / float64(st.Alive)
+	}
+	return st
+}
+
+// stopFFmpeg stops the FFmpeg sample and records what it wrote.
+func (r *run) stopFFmpeg(st *FFmpegStats) {
+	for _, f := range r.ffmpeg {
+		early := f.exited()
+		f.stop(stopGrace)
+		if st == nil {
+			continue
+		}
+		if early {
+			st.Errors = append(st.Errors, f.exitError().Error())
+		}
+		n, b := f.output()
+		st.Files += n
+		st.Bytes += b
+	}
+	r.ffmpeg = nil
+}
+
+// scrape reads the recorder's frame counters from its /metrics endpoint.
+func (r *run) scrape(ctx context.Context, f *FrameStats) {
+	samples, err := scrapeMetrics(ctx, r.app.URL()+"/metrics")
+	if err != nil {
+		f.MetricsErr = err.Error()
+		return
+	}
+	f.Dropped = map[string]float64{}
+	for _, s := range samples {
+		switch s.name {
+		case "vigia_received_frames_total":
+			f.Received += s.value
+		case "vigia_dropped_frames_total":
+			f.Dropped[s.label("reason")] += s.value
+		case "vigia_camera_reconnects_total":
+			f.Reconnects += s.value
+		}
+	}
+}
+
+// close stops whatever is still running, in order: FFmpeg, the recorder
+// (which finishes and stores open segments), the cameras, the storage.
+func (r *run) close() {
+	r.stopFFmpeg(nil)
+	if r.app != nil {
+		r.app.Close()
+	}
+	if r.synth != nil {
+		r.synth.stop(stopGrace)
+	}
+	if r.minio != nil {
+		r.minio.stop(stopGrace)
+	}
+}
+
+// startProfile starts a CPU profile into path when it is set; the returned
+// function stops it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
+}
+
+// writeHeapProfile writes a heap profile into path when it is set.
+func writeHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return nil
+}
+
+// cameraFPS is the frame rate of the synthetic cameras.
+func cameraFPS(codec string) (float64, error) {
+	if codec == "mixed" {
+		codec = synth.CodecH264
+	}
+	clip, err := synth.Fixture(codec, false)
+	if err != nil {
+		return 0, fmt.Errorf("synthetic clip: %w", err)
+	}
+	return clip.FPS, nil
+}
+
+// usage turns CPU time over a window into percentages of one core.
+func usage(cpu, window time.Duration, cameras int) Usage {
+	u := Usage{CPUSeconds: cpu.Seconds()}
+	if window > 0 {
+		u.CPUPercent = 100 * cpu.Seconds() / window.Seconds()
+	}
+	if cameras > 0 {
+		u.CPUPercentPerCamera = u.CPUPercent / float64(cameras)
+	}
+	return u
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,23 @@
+package recorder
+
+import "github.com/vigia/vigia/media"
+
+// Consumer receives one camera's media from its pipeline goroutine, after
+// the segmenter. Calls must return quickly: a consumer that can be slow
+// keeps its own bounded queue and drops (and counts) rather than block the
+// camera. Units are shared and must not be modified; they may be kept.
+type Consumer interface {
+	// Tracks starts a new run of the source with these tracks.
+	Tracks(tracks []*media.Track)
+
+	// Unit delivers one access unit. A unit after a gap (lost units, or a
+	// new run) is always a video keyframe.
+	Unit(u *media.Unit)
+
+	// Close releases the consumer when the camera stops.
+	Close()
+}
+
+// ConsumerFactory builds a camera's consumer; it may return nil when it
+// has nothing to do for that camera.
+type ConsumerFactory func(camera string) Consumer
