@@ -7,13 +7,13 @@ export VIGIA_TOOLS
 
 MINIO_VERSION       := v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION := v0.7.0
-APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libavutil-dev ffmpeg
+APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libavutil-dev ffmpeg chromium postgresql
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 TEST_TIMEOUT ?= 25m
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s
 
-.PHONY: all build run test test-go lint deps deps-apt deps-tools bench soak clean fuzz
+.PHONY: all build run test test-go lint deps deps-apt deps-tools deps-npm bench soak clean fuzz
 
 all: build
 
@@ -35,7 +35,11 @@ lint: deps-tools
 	$(VIGIA_TOOLS)/staticcheck ./...
 
 ## deps: Debian packages and tools, each only when missing
-deps: deps-apt deps-tools
+deps: deps-apt deps-tools deps-npm
+
+## deps-npm: front-end packages for the player (owned by the player)
+deps-npm:
+	@true
 
 deps-apt:
 	@missing=""; for p in $(APT_PACKAGES); do \
