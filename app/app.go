@@ -12,12 +12,15 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/cluster"
+	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/rtsp"
@@ -40,6 +43,12 @@ type Mode struct {
 	// Synth starts the configured synthetic cameras and records them.
 	Synth bool
 
+	// Cluster joins the recorder cluster: cameras come from the NATS
+	// registry (static and synthetic cameras are put there) and are
+	// recorded by the node that holds their lease. Without it, static
+	// cameras are recorded directly.
+	Cluster bool
+
 	// OnSegmentStored, optional, is called after each segment is stored,
 	// with the time from its end in the spool to the object stored.
 	OnSegmentStored func(seg segmenter.Segment, latency time.Duration)
@@ -61,6 +70,9 @@ type App struct {
 	spool   *segmenter.Spool
 	rec     *recorder.Recorder
 	synth   *synth.Server
+	live    *live.Server
+	node    *cluster.Node
+	static  []ingest.Camera
 
 	listener net.Listener
 	http     *http.Server
@@ -109,8 +121,17 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	}
 	if mode.Recorder {
 		for _, c := range cfg.Cameras {
-			if err = a.rec.Add(ingest.Camera{ID: c.ID, URL: c.URL, Transport: c.Transport, Sound: c.Sound == 1, Trusted: true}); err != nil {
-				return a, fmt.Errorf("camera %s: %w", c.ID, err)
+			a.static = append(a.static, ingest.Camera{ID: c.ID, URL: c.URL, Transport: c.Transport, Sound: c.Sound == 1, Trusted: true})
+		}
+		if mode.Cluster {
+			if err = a.startCluster(ctx); err != nil {
+				return a, err
+			}
+		} else {
+			for _, c := range a.static {
+				if err = a.rec.Add(c); err != nil {
+					return a, fmt.Errorf("camera %s: %w", c.ID, err)
+				}
 			}
 		}
 	}
@@ -140,6 +161,10 @@ func (a *App) listen() error {
 		return fmt.Errorf("http.addr: %w", err)
 	}
 	a.listener = l
+	if pu := a.cfg.HTTP.PublicURL; pu == "" || strings.HasSuffix(pu, ":0") {
+		// A port chosen at run time: advertise the real one.
+		a.cfg.HTTP.PublicURL = "http://" + l.Addr().String()
+	}
 	return nil
 }
 
@@ -168,6 +193,7 @@ func (a *App) startRecorder() error {
 		func() float64 { return float64(a.spool.Bytes()) },
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
+	a.live = live.New(live.Config{Secret: a.secret, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
 	a.rec = recorder.New(recorder.Config{
 		NodeID: cfg.NodeID,
 		Spool:  a.spool,
@@ -186,6 +212,7 @@ func (a *App) startRecorder() error {
 		SegmentDuration:  time.Duration(cfg.Recording.SegmentDuration),
 		FragmentDuration: time.Duration(cfg.Recording.FragmentDuration),
 		OnStatus:         a.publishStatus,
+		Consumers:        []recorder.ConsumerFactory{a.live.Consumer()},
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),
 	})
@@ -262,6 +289,9 @@ func (a *App) Close() {
 		<-a.httpDone
 	} else if a.listener != nil {
 		_ = a.listener.Close()
+	}
+	if a.node != nil {
+		a.node.Close()
 	}
 	if a.rec != nil {
 		a.rec.Close()

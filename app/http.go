@@ -24,6 +24,9 @@ func (a *App) serveHTTP() {
 	if a.media != nil {
 		mux.Handle("GET /media/", http.StripPrefix("/media", a.media))
 	}
+	if a.live != nil {
+		mux.Handle("GET /live/", a.live.Handler())
+	}
 	mux.HandleFunc("GET /{$}", a.indexPage)
 	mux.HandleFunc("GET /recordings/{camera}", a.recordingsJSON)
 	a.http = &http.Server{

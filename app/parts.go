@@ -59,9 +59,7 @@ func (a *App) startSynth() error {
 	}
 	a.synth = srv
 	for _, s := range specs {
-		if err := a.rec.Add(ingest.Camera{ID: s.Path, URL: srv.URL(s.Path), Sound: true, Trusted: true}); err != nil {
-			return err
-		}
+		a.static = append(a.static, ingest.Camera{ID: s.Path, URL: srv.URL(s.Path), Sound: true, Trusted: true})
 	}
 	return nil
 }

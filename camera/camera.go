@@ -54,6 +54,11 @@ type Config struct {
 
 	// Blocked cameras are not recorded (status BLOQUEADA).
 	Blocked bool `json:"blocked,omitempty"`
+
+	// Trusted is set for cameras of the operator's own configuration
+	// (static and synthetic cameras), which may reach private addresses.
+	// The API never sets it.
+	Trusted bool `json:"trusted,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

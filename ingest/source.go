@@ -49,6 +49,11 @@ type Camera struct {
 	// file, synthetic cameras) and may reach private addresses even when
 	// ingest.allow_private_networks is off.
 	Trusted bool
+
+	// PlanWidth and PlanHeight are the resolution of the camera's plan, zero
+	// when unknown; the recorder flags resolution_error when the received
+	// picture is larger.
+	PlanWidth, PlanHeight int
 }
 
 // SourceConfig holds the settings common to all sources.

@@ -170,6 +170,8 @@ func (c *camera) setDimensions(w, h int) {
 	c.mu.Lock()
 	changed := c.st.Width != w || c.st.Height != h
 	c.st.Width, c.st.Height = w, h
+	c.st.ResolutionError = c.spec.PlanWidth > 0 && c.spec.PlanHeight > 0 &&
+		w*h > c.spec.PlanWidth*c.spec.PlanHeight
 	c.mu.Unlock()
 	if changed {
 		c.publish()

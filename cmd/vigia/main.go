@@ -48,9 +48,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "serve":
-		err = runNode(args[1:], app.Mode{Name: "serve", Recorder: true, Synth: true}, stdout)
+		err = runNode(args[1:], app.Mode{Name: "serve", Recorder: true, Synth: true, Cluster: true}, stdout)
 	case "recorder":
-		err = runNode(args[1:], app.Mode{Name: "recorder", Recorder: true}, stdout)
+		err = runNode(args[1:], app.Mode{Name: "recorder", Recorder: true, Cluster: true}, stdout)
 	case "api":
 		err = errors.New("the api command is not built yet: the service's HTTP interface is planned (see README)")
 	case "synthcam":

@@ -1,0 +1,138 @@
+// Package live serves the cameras a node records as Low-Latency HLS, from
+// memory: a gohlslib muxer per camera, fed from the camera's pipeline
+// through a bounded queue that drops rather than blocks the recording.
+package live
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/recorder"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Secret signs and checks live tokens (shared by the cluster).
+	Secret []byte
+
+	// QueueSize is the per-camera queue between the pipeline and the muxer.
+	// It defaults to 256 units.
+	QueueSize int
+
+	// PartDuration is the LL-HLS part duration. It defaults to 200 ms.
+	PartDuration time.Duration
+
+	// SegmentCount is the number of segments kept. It defaults to 7.
+	SegmentCount int
+
+	// Registerer, optional, receives the live metrics.
+	Registerer prometheus.Registerer
+
+	// Log is the server's logger.
+	Log *zap.Logger
+}
+
+// Server holds the live streams of a node.
+type Server struct {
+	cfg     Config
+	dropped prometheus.Counter
+	viewers *prometheus.CounterVec
+
+	mu      sync.Mutex
+	streams map[string]*stream
+}
+
+// New returns a Server.
+func New(cfg Config) *Server {
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 256
+	}
+	if cfg.PartDuration <= 0 {
+		cfg.PartDuration = 200 * time.Millisecond
+	}
+	if cfg.SegmentCount <= 0 {
+		cfg.SegmentCount = 7
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	s := &Server{
+		cfg:     cfg,
+		streams: map[string]*stream{},
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigia_live_dropped_frames_total", Help: "Access units not delivered to live streams (queue full)."}),
+		viewers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigia_live_requests_total", Help: "Live HLS requests by result."}, []string{"result"}),
+	}
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(s.dropped, s.viewers)
+	}
+	return s
+}
+
+// Consumer returns the recorder consumer factory that feeds the live
+// streams.
+func (s *Server) Consumer() recorder.ConsumerFactory {
+	return func(camera string) recorder.Consumer {
+		st := newStream(s, camera)
+		s.mu.Lock()
+		if old := s.streams[camera]; old != nil {
+			go old.Close()
+		}
+		s.streams[camera] = st
+		s.mu.Unlock()
+		return st
+	}
+}
+
+func (s *Server) remove(camera string, st *stream) {
+	s.mu.Lock()
+	if s.streams[camera] == st {
+		delete(s.streams, camera)
+	}
+	s.mu.Unlock()
+}
+
+// Handler serves /live/{camera}/{file} with a valid token.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest := strings.TrimPrefix(r.URL.Path, "/live/")
+		camera, _, ok := strings.Cut(rest, "/")
+		if !ok || camera == "" {
+			http.NotFound(w, r)
+			return
+		}
+		if terr := check(s.cfg.Secret, camera, r.URL.Query(), time.Now()); terr != nil {
+			s.viewers.WithLabelValues("refused").Inc()
+			http.Error(w, terr.msg, terr.status)
+			return
+		}
+		s.mu.Lock()
+		st := s.streams[camera]
+		s.mu.Unlock()
+		if st == nil {
+			s.viewers.WithLabelValues("not_here").Inc()
+			http.Error(w, "camera not recorded by this node", http.StatusNotFound)
+			return
+		}
+		s.viewers.WithLabelValues("served").Inc()
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		st.handle(w, r)
+	})
+}
+
+// Cameras returns the cameras with a live stream on this node.
+func (s *Server) Cameras() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.streams))
+	for id := range s.streams {
+		out = append(out, id)
+	}
+	return out
+}
