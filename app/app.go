@@ -20,10 +20,10 @@ import (
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/cluster"
-	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/rtsp"
+	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/segmenter"

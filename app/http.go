@@ -45,9 +45,9 @@ func (a *App) serveHTTP() {
 
 // readiness is the body of /readyz.
 type readiness struct {
-	Ready   bool   `json:"ready"`
-	Storage string `json:"storage"`
-	NATS    string `json:"nats"`
+	Ready   bool     `json:"ready"`
+	Storage string   `json:"storage"`
+	NATS    string   `json:"nats"`
 	Errors  []string `json:"errors,omitempty"`
 }
 

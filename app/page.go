@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	_ "embed"
+	"encoding/json"
 	"html/template"
 	"net/http"
 	"strconv"
