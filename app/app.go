@@ -22,7 +22,7 @@ import (
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/ingest"
-	"github.com/vigia/vigia/ingest/rtsp"
+	"github.com/vigia/vigia/ingest/rtmp"
 	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/recorder"
@@ -69,6 +69,7 @@ type App struct {
 	metrics *metrics.Recorder
 	spool   *segmenter.Spool
 	rec     *recorder.Recorder
+	rtmp    *rtmp.Server // RTMP push server, with the recorder
 	synth   *synth.Server
 	live    *live.Server
 	node    *cluster.Node
@@ -197,10 +198,7 @@ func (a *App) startRecorder() error {
 	a.rec = recorder.New(recorder.Config{
 		NodeID: cfg.NodeID,
 		Spool:  a.spool,
-		Drivers: ingest.Registry{
-			"rtsp":  rtsp.Driver(a.log.With(zap.String("component", "rtsp")), decodeErr),
-			"rtsps": rtsp.Driver(a.log.With(zap.String("component", "rtsp")), decodeErr),
-		},
+		Drivers: a.ingestDrivers(decodeErr),
 		Source: ingest.SourceConfig{
 			ReadTimeout:          time.Duration(cfg.Ingest.ReadTimeout),
 			DefaultTransport:     cfg.Ingest.DefaultTransport,
@@ -231,6 +229,7 @@ func (a *App) uploadSegment(ctx context.Context, seg segmenter.Segment, body io.
 		"height":    strconv.Itoa(seg.Height),
 		"init-size": strconv.FormatInt(seg.InitSize, 10),
 		"frames":    strconv.Itoa(seg.Frames),
+		"node":      a.cfg.NodeID,
 	}
 	if seg.AudioCodec != "" {
 		md["audio-codec"] = string(seg.AudioCodec)
@@ -295,6 +294,9 @@ func (a *App) Close() {
 	}
 	if a.rec != nil {
 		a.rec.Close()
+	}
+	if a.rtmp != nil {
+		a.rtmp.Close()
 	}
 	if a.synth != nil {
 		a.synth.Close()

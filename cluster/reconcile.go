@@ -97,12 +97,15 @@ func (st *state) start(id string, h *held) {
 // renew renews every held lease; a lease not renewed for FenceAfter is
 // fenced: the camera stops before any other node may take it.
 func (st *state) renew(ctx context.Context) {
-	now := time.Now()
+	if !st.cfg.Bus.Conn().IsConnected() {
+		st.fence()
+		return
+	}
 	for id, h := range st.mine {
 		if st.busy[id] {
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, st.cfg.RenewInterval)
+		rctx, cancel := context.WithTimeout(ctx, st.cfg.RenewInterval/2)
 		rev, err := st.assign.Update(rctx, id, st.leaseValue(), h.rev)
 		cancel()
 		if err == nil {
@@ -113,8 +116,19 @@ func (st *state) renew(ctx context.Context) {
 			st.lose(id, "lease lost")
 			continue
 		}
-		if h.recording && now.Sub(h.renewedOK) > st.cfg.FenceAfter {
-			st.log.Warn("lease not renewed, camera stopped until it is", zap.String("camera", id), zap.Error(err))
+		st.log.Debug("lease renewal failed", zap.String("camera", id), zap.Error(err))
+	}
+	st.fence()
+}
+
+// fence stops the cameras whose lease was not renewed for FenceAfter: they
+// stop before any other node may take the lease (LeaseTTL), and start again
+// once a renewal succeeds.
+func (st *state) fence() {
+	now := time.Now()
+	for id, h := range st.mine {
+		if h.recording && !st.busy[id] && now.Sub(h.renewedOK) > st.cfg.FenceAfter {
+			st.log.Warn("lease not renewed, camera stopped until it is", zap.String("camera", id))
 			st.stopAsync(id, nil)
 			h.recording = false
 		}

@@ -146,13 +146,17 @@ func (st *state) run(ctx context.Context) {
 		case s := <-st.stops:
 			delete(st.busy, s.id)
 		case <-hb.C:
+			if !st.cfg.Bus.Conn().IsConnected() {
+				continue
+			}
 			if err := st.heartbeat(ctx); err != nil {
 				st.log.Debug("heartbeat failed", zap.Error(err))
 			}
 		case <-renew.C:
 			st.renew(ctx)
 		case <-tick.C:
-			if len(synced) == 3 {
+			st.fence()
+			if len(synced) == 3 && st.cfg.Bus.Conn().IsConnected() {
 				st.reconcile(ctx)
 			}
 		}
