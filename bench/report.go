@@ -33,6 +33,9 @@ type Report struct {
 	// Frames are the video frames expected and stored.
 	Frames FrameStats `json:"frames"`
 
+	// Live is the live LL-HLS latency measured on the first camera.
+	Live *LiveStats `json:"live,omitempty"`
+
 	// FFmpeg is the comparison sample, nil when disabled.
 	FFmpeg *FFmpegStats `json:"ffmpeg,omitempty"`
 

@@ -64,6 +64,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Storage != nil {
 		p("minio process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.Storage.CPUPercent, r.Storage.RSSEndMiB)
 	}
+	if l := r.Live; l != nil {
+		if l.Err != "" && l.Parts == 0 {
+			p("live latency", "not measured: %s", l.Err)
+		} else {
+			p("live latency", "p50 %.0f ms, p99 %.0f ms, max %.0f ms (%d LL-HLS parts of %s)", l.P50Ms, l.P99Ms, l.MaxMs, l.Parts, l.Camera)
+		}
+	}
 	if x := r.FFmpeg; x != nil {
 		fmt.Fprintln(tw, "\t")
 		p("ffmpeg sample", "%d processes (%d measured), %d files, %.1f MiB", x.Processes, x.Alive, x.Files, mib(x.Bytes))

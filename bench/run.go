@@ -118,6 +118,12 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	liveDone := make(chan *LiveStats, 1)
+	go func() {
+		url := r.app.LiveURL(cameras[0], time.Now().Add(time.Hour))
+		samples, err := measureLive(ctx, url, o.Duration)
+		liveDone <- liveStats(cameras[0], samples, err)
+	}()
 	err = r.wait(ctx, o.Duration)
 	w1 := r.sample()
 	stopProfile()
@@ -148,6 +154,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		rep.Storage = &u
 	}
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
+	rep.Live = <-liveDone
 
 	rep.Frames.FPS = fps
 	r.scrape(ctx, &rep.Frames)

@@ -30,6 +30,14 @@ type Config struct {
 	// SegmentCount is the number of segments kept. It defaults to 7.
 	SegmentCount int
 
+	// IdleTimeout stops a camera's muxer when nobody requested its stream
+	// for this long; the next request starts it again. It defaults to 60 s.
+	IdleTimeout time.Duration
+
+	// StartTimeout bounds how long a first request waits for the muxer to
+	// start (at the camera's next keyframe). It defaults to 10 s.
+	StartTimeout time.Duration
+
 	// Registerer, optional, receives the live metrics.
 	Registerer prometheus.Registerer
 
@@ -57,6 +65,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.SegmentCount <= 0 {
 		cfg.SegmentCount = 7
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 60 * time.Second
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 10 * time.Second
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()

@@ -24,6 +24,10 @@ type stream struct {
 
 	skipping atomic.Bool // queue overflowed: video resumes at a keyframe
 
+	// wanted is set by viewers' requests: the muxer runs only while someone
+	// watched in the last IdleTimeout, so idle cameras cost nothing.
+	lastWanted atomic.Int64
+
 	mu    sync.RWMutex
 	muxer *gohlslib.Muxer // nil until tracks are known and a keyframe arrived
 }
@@ -55,8 +59,17 @@ func (st *stream) Tracks(tracks []*media.Track) {
 	}
 }
 
-// Unit implements recorder.Consumer; it never blocks.
+// Unit implements recorder.Consumer; it never blocks. Units are dropped
+// while nobody watches, except to close an idle muxer.
 func (st *stream) Unit(u *media.Unit) {
+	if !st.active() {
+		st.mu.RLock()
+		running := st.muxer != nil
+		st.mu.RUnlock()
+		if !running {
+			return
+		}
+	}
 	if st.skipping.Load() {
 		if !u.Key {
 			st.s.dropped.Inc()
@@ -83,15 +96,34 @@ func (st *stream) Close() {
 	})
 }
 
+// active reports whether a viewer asked for the stream recently.
+func (st *stream) active() bool {
+	return time.Since(time.Unix(0, st.lastWanted.Load())) < st.s.cfg.IdleTimeout
+}
+
+// handle serves a viewer, starting the muxer on demand: the first request
+// waits until the muxer starts at the camera's next keyframe.
 func (st *stream) handle(w http.ResponseWriter, r *http.Request) {
-	st.mu.RLock()
-	m := st.muxer
-	st.mu.RUnlock()
-	if m == nil {
-		http.Error(w, "stream not started yet", http.StatusNotFound)
-		return
+	st.lastWanted.Store(time.Now().UnixNano())
+	deadline := time.Now().Add(st.s.cfg.StartTimeout)
+	for {
+		st.mu.RLock()
+		m := st.muxer
+		st.mu.RUnlock()
+		if m != nil {
+			m.Handle(w, r)
+			return
+		}
+		if time.Now().After(deadline) {
+			http.Error(w, "stream not started yet", http.StatusServiceUnavailable)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	m.Handle(w, r)
 }
 
 // feeder converts units into muxer writes for one run of the source.
@@ -119,6 +151,13 @@ func (st *stream) run() {
 			continue
 		}
 		u := it.unit
+		if !st.active() {
+			if !waitKey {
+				st.setMuxer(nil) // nobody watched for IdleTimeout
+				waitKey = true
+			}
+			continue
+		}
 		if u.Track == f.video && u.Key && waitKey {
 			m := &gohlslib.Muxer{
 				Tracks:             f.list,

@@ -1,0 +1,199 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LiveStats is the live latency measured on one camera: from the wall-clock
+// end of an LL-HLS part (the arrival time of its last frame, which the
+// recorder stamps) to the moment the part is listed in the media playlist.
+type LiveStats struct {
+	Camera string  `json:"camera"`
+	Parts  int     `json:"parts"`
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	MaxMs  float64 `json:"max_ms"`
+	Err    string  `json:"error,omitempty"`
+}
+
+// measureLive polls the live playlist at url for d and returns the latency
+// of every part that appeared meanwhile.
+func measureLive(ctx context.Context, master string, d time.Duration) ([]time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	media, err := videoPlaylist(ctx, master)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []time.Duration
+	first := true
+	for ctx.Err() == nil {
+		now, parts, err := fetchParts(ctx, media)
+		if err == nil {
+			for _, p := range parts {
+				if seen[p.uri] {
+					continue
+				}
+				seen[p.uri] = true
+				if !first { // parts listed at the first poll appeared earlier
+					out = append(out, now.Sub(p.end))
+				}
+			}
+			first = false
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return out, nil
+}
+
+// videoPlaylist returns the URL of the first media playlist listed in the
+// multivariant playlist.
+func videoPlaylist(ctx context.Context, master string) (string, error) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		body, err := get(ctx, master)
+		if err == nil {
+			for _, line := range strings.Split(body, "\n") {
+				line = strings.TrimSpace(line)
+				if line != "" && !strings.HasPrefix(line, "#") {
+					base, _ := url.Parse(master)
+					ref, err := url.Parse(line)
+					if err != nil {
+						return "", err
+					}
+					return base.ResolveReference(ref).String(), nil
+				}
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return "", fmt.Errorf("live playlist not available: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func get(ctx context.Context, u string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", u, res.Status)
+	}
+	var b strings.Builder
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		b.WriteString(sc.Text())
+		b.WriteByte('\n')
+	}
+	return b.String(), sc.Err()
+}
+
+type part struct {
+	uri string
+	end time.Time
+}
+
+// fetchParts reads a media playlist and returns when it was read and its
+// parts with their wall-clock end times (from EXT-X-PROGRAM-DATE-TIME).
+func fetchParts(ctx context.Context, media string) (time.Time, []part, error) {
+	body, err := get(ctx, media)
+	now := time.Now()
+	if err != nil {
+		return now, nil, err
+	}
+	return now, parseParts(body), nil
+}
+
+// parseParts walks a media playlist: a PROGRAM-DATE-TIME gives the start
+// of the segment whose parts follow; each EXTINF moves to the next segment.
+func parseParts(body string) []part {
+	var out []part
+	var segStart time.Time
+	var offset time.Duration
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "#EXT-X-PROGRAM-DATE-TIME:"):
+			t, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(line, "#EXT-X-PROGRAM-DATE-TIME:"))
+			if err == nil {
+				segStart, offset = t, 0
+			}
+		case strings.HasPrefix(line, "#EXTINF:"):
+			v := strings.TrimSuffix(strings.TrimPrefix(line, "#EXTINF:"), ",")
+			if f, err := strconv.ParseFloat(strings.Split(v, ",")[0], 64); err == nil && !segStart.IsZero() {
+				segStart = segStart.Add(time.Duration(f * float64(time.Second)))
+			}
+			offset = 0
+		case strings.HasPrefix(line, "#EXT-X-PART:"):
+			attrs := strings.TrimPrefix(line, "#EXT-X-PART:")
+			var dur time.Duration
+			var uri string
+			for _, kv := range splitAttrs(attrs) {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "DURATION":
+					if f, err := strconv.ParseFloat(v, 64); err == nil {
+						dur = time.Duration(f * float64(time.Second))
+					}
+				case "URI":
+					uri = strings.Trim(v, `"`)
+				}
+			}
+			offset += dur
+			if !segStart.IsZero() && uri != "" {
+				out = append(out, part{uri: uri, end: segStart.Add(offset)})
+			}
+		}
+	}
+	return out
+}
+
+// splitAttrs splits an attribute list on commas outside quotes.
+func splitAttrs(s string) []string {
+	var out []string
+	inQ, start := false, 0
+	for i, r := range s {
+		switch {
+		case r == '"':
+			inQ = !inQ
+		case r == ',' && !inQ:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+func liveStats(camera string, samples []time.Duration, err error) *LiveStats {
+	st := &LiveStats{Camera: camera, Parts: len(samples)}
+	if err != nil {
+		st.Err = err.Error()
+	}
+	if len(samples) == 0 {
+		return st
+	}
+	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	st.P50Ms = ms(samples[len(samples)/2])
+	st.P99Ms = ms(samples[(len(samples)*99)/100])
+	st.MaxMs = ms(samples[len(samples)-1])
+	return st
+}
