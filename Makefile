@@ -17,7 +17,7 @@ RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s
 
 all: build
 
-build:
+build: deps-npm
 	$(GO) build -o bin/vigia ./cmd/vigia
 
 ## run: build and start vigia serve (embedded NATS, fs storage, synthetic cameras)
@@ -37,9 +37,15 @@ lint: deps-tools
 ## deps: Debian packages and tools, each only when missing
 deps: deps-apt deps-tools deps-npm
 
-## deps-npm: front-end packages for the player (owned by the player)
-deps-npm:
-	@true
+## deps-npm: hls.js for the player (pinned in player/package-lock.json), npm ci
+## only when the bundle is missing or the lock changed; embedded at build time
+HLS_BUNDLE := player/assets/hls.min.js
+deps-npm: $(HLS_BUNDLE)
+
+$(HLS_BUNDLE): player/package.json player/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q npm; }
+	cd player && npm ci --ignore-scripts --no-audit --no-fund
+	cp player/node_modules/hls.js/dist/hls.min.js $@
 
 deps-apt:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -69,6 +75,9 @@ bench: deps build
 fuzz:
 	$(GO) test ./storage -run '^$$' -fuzz FuzzParseSegmentKey -fuzztime 30s
 	$(GO) test ./logging -run '^$$' -fuzz FuzzRedactURL -fuzztime 30s
+	$(GO) test ./segmenter -run '^$$' -fuzz FuzzPlaylist -fuzztime 30s
+	$(GO) test ./player -run '^$$' -fuzz FuzzParseTimelineRanges -fuzztime 30s
+	$(GO) test ./player -run '^$$' -fuzz FuzzParseColor -fuzztime 30s
 
 clean:
 	rm -rf bin data

@@ -16,3 +16,12 @@ var (
 	// ErrClosed is returned by a closed component.
 	ErrClosed = errors.New("closed")
 )
+
+// Errors returned by Playlist.
+var (
+	// ErrNoSegments is returned when no usable segment overlaps the range.
+	ErrNoSegments = errors.New("no recorded segments in range")
+
+	// ErrInvalidRange is returned for a range that ends before it starts.
+	ErrInvalidRange = errors.New("invalid time range")
+)

@@ -1,0 +1,154 @@
+package player
+
+import (
+	"bytes"
+	_ "embed"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Params is what the API hands the page of one camera.
+type Params struct {
+	// CameraID is the camera's id.
+	CameraID string
+
+	// CameraName is the camera's description, shown in the header.
+	CameraName string
+
+	// LiveURL is the camera's live HLS playlist, with whatever signature it
+	// needs. Empty means live playback is unavailable; the page says so and
+	// still plays recordings.
+	LiveURL string
+
+	// VODURL is the address of the camera's recorded playlists (a
+	// VODHandler), with its authentication parameters, e.g.
+	// "/api/camera/7/vod.m3u8?player_digest=…". The page adds from and to
+	// (Unix milliseconds) to it.
+	VODURL string
+
+	// AssetsURL is where Assets is mounted, ending in "/". It defaults to
+	// "/api/player/".
+	AssetsURL string
+
+	// Now is the server's time, for the timeline. It defaults to time.Now().
+	Now time.Time
+
+	// Query holds the parsed player parameters (ParseQuery).
+	Query Query
+}
+
+//go:embed web/page.html
+var pageHTML string
+
+//go:embed web/player.js
+var playerJS string
+
+//go:embed web/player.css
+var playerCSS string
+
+// pageTmpl is parsed once; templates are safe for concurrent use.
+var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
+
+// pageConfig is the page's JSON data block, read by player.js.
+type pageConfig struct {
+	Camera    string    `json:"camera"`
+	Name      string    `json:"name"`
+	LiveURL   string    `json:"liveUrl"`
+	VODURL    string    `json:"vodUrl"`
+	Live      bool      `json:"live"`
+	StartMs   int64     `json:"startMs"`
+	WindowMs  int64     `json:"windowMs"`
+	Speed     float64   `json:"speed"`
+	Speeds    []float64 `json:"speeds"`
+	Controls  bool      `json:"controls"`
+	Footer    bool      `json:"footer"`
+	Ranges    []Range   `json:"ranges"`
+	NowMs     int64     `json:"nowMs"`
+	HasBundle bool      `json:"hasBundle"`
+}
+
+// pageData is the template's input.
+type pageData struct {
+	Title     string
+	BodyClass string
+	ScriptURL string
+	Config    pageConfig
+	CSS       template.CSS
+	JS        template.JS
+}
+
+// Page writes the player page of p. The page plays p.LiveURL with hls.js in
+// live mode (ts absent or 0) and, from TS minus Delay, the recorded playlist
+// of p.VODURL; its timeline shows the recorded segments of the window and
+// the highlight ranges, and a click on it seeks there. Every value from the
+// request reaches the page through html/template contexts or the JSON data
+// block; colours are validated by ParseQuery.
+func Page(w http.ResponseWriter, r *http.Request, p Params) {
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	assets := p.AssetsURL
+	if assets == "" {
+		assets = "/api/player/"
+	}
+	if !strings.HasSuffix(assets, "/") {
+		assets += "/"
+	}
+	q := p.Query
+	if q.Window == 0 {
+		q.Window = 24 * time.Hour
+	}
+	if q.Speed == 0 {
+		q.Speed = 1
+	}
+	cfg := pageConfig{
+		Camera: p.CameraID, Name: p.CameraName, LiveURL: p.LiveURL, VODURL: p.VODURL,
+		Live: q.TS == 0, WindowMs: q.Window.Milliseconds(), Speed: q.Speed, Speeds: Speeds(),
+		Controls: q.Controls, Footer: q.Footer, Ranges: q.Ranges, NowMs: now.UnixMilli(),
+		HasBundle: HasBundle(),
+	}
+	if cfg.Ranges == nil {
+		cfg.Ranges = []Range{}
+	}
+	if start, ok := q.StartTime(); ok {
+		cfg.StartMs = start.UnixMilli()
+	}
+	var classes []string
+	for _, c := range []struct {
+		on   bool
+		name string
+	}{
+		{!q.Controls, "no-controls"}, {!q.Footer, "no-footer"}, {q.HideFooter, "hide-footer"},
+		{q.HideHeader, "hide-header"}, {q.FixFullScreen, "fix-fullscreen"},
+	} {
+		if c.on {
+			classes = append(classes, c.name)
+		}
+	}
+	title := p.CameraName
+	if title == "" {
+		title = "Camera " + p.CameraID
+	}
+	data := pageData{
+		Title:     title,
+		BodyClass: strings.Join(classes, " "),
+		ScriptURL: assets + bundleName + "?v=" + loadBundle().version,
+		Config:    cfg,
+		CSS:       template.CSS(playerCSS), // a constant of this package
+		JS:        template.JS(playerJS),   // a constant of this package
+	}
+	var buf bytes.Buffer
+	if err := pageTmpl.Execute(&buf, data); err != nil {
+		http.Error(w, "player page failed", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	_, _ = w.Write(buf.Bytes())
+}
