@@ -1,8 +1,10 @@
 package segmenter
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"sync"
 )
 
 // spoolFile is the spool file of the segment being written.
@@ -57,4 +59,31 @@ func (f *spoolFile) abort() {
 	_ = f.f.Close()
 	removeSegmentFiles(f.path)
 	f.s.addBytes(-f.size)
+}
+
+// bufPool holds the buffered writers that fragments are written through.
+var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
+
+// writeFragment appends one moof+mdat and fsyncs.
+func (f *spoolFile) writeFragment(seq uint32, tracks []*fragTrack) error {
+	bw := bufPool.Get().(*bufio.Writer)
+	bw.Reset(f.f)
+	n, err := writeFragment(bw, seq, tracks)
+	bw.Reset(nil)
+	bufPool.Put(bw)
+	if n == 0 && err != nil {
+		// what reached the file is unknown: count it from the file size
+		if st, serr := f.f.Stat(); serr == nil {
+			n = st.Size() - f.size
+		}
+	}
+	f.size += n
+	f.s.addBytes(n)
+	if err != nil {
+		return fmt.Errorf("write spool file: %w", err)
+	}
+	if err := f.f.Sync(); err != nil {
+		return fmt.Errorf("sync spool file: %w", err)
+	}
+	return nil
 }

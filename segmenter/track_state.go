@@ -1,8 +1,6 @@
 package segmenter
 
 import (
-	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
-
 	"github.com/vigia/vigia/media"
 )
 
@@ -12,11 +10,12 @@ import (
 type trackState struct {
 	id        int
 	timescale int64
+	video     bool
 
 	pending      *media.Unit
 	pendingTicks int64 // absolute ticks of pending.DTS
 
-	samples  []*fmp4.Sample
+	samples  []sample
 	fragBase int64 // segment-relative ticks of samples[0]
 	next     int64 // segment-relative ticks after the last finished sample
 	segBase  int64 // absolute ticks of the segment start
@@ -27,9 +26,9 @@ type trackState struct {
 
 // finish gives the pending sample the duration up to absTicks and moves it
 // into the fragment.
-func (t *trackState) finish(absTicks int64, build func(u *media.Unit, ptsOffset int32) (*fmp4.Sample, error)) error {
+func (t *trackState) finish(absTicks int64) {
 	if t.pending == nil {
-		return nil
+		return
 	}
 	d := absTicks - t.pendingTicks
 	if d <= 0 || d > int64(^uint32(0)>>1) {
@@ -39,14 +38,15 @@ func (t *trackState) finish(absTicks int64, build func(u *media.Unit, ptsOffset 
 		}
 	}
 	u := t.pending
-	ptsOff := int32(toTicks(u.PTS-u.DTS, t.timescale))
-	s, err := build(u, ptsOff)
-	if err != nil {
-		t.pending = nil
-		return err
-	}
 	t.pending = nil
-	s.Duration = uint32(d)
+	s := sample{u: u, dur: uint32(d), sync: true}
+	if t.video {
+		s.cto = int32(toTicks(u.PTS-u.DTS, t.timescale))
+		s.sync = u.Key
+		s.size = videoSize(u)
+	} else {
+		s.size = uint32(len(u.Payload))
+	}
 	if !t.started {
 		t.started = true
 		if off := t.pendingTicks - t.segBase; off > 0 {
@@ -59,15 +59,18 @@ func (t *trackState) finish(absTicks int64, build func(u *media.Unit, ptsOffset 
 	t.samples = append(t.samples, s)
 	t.next += d
 	t.lastDur = uint32(d)
-	return nil
 }
 
-// take returns the fragment's samples and empties it.
-func (t *trackState) take() *fmp4.PartTrack {
+// take returns the fragment's samples and empties it, keeping the slice's
+// storage for the next fragment.
+func (t *trackState) take(into *fragTrack) bool {
 	if len(t.samples) == 0 {
-		return nil
+		return false
 	}
-	pt := &fmp4.PartTrack{ID: t.id, BaseTime: uint64(t.fragBase), Samples: t.samples}
-	t.samples = nil
-	return pt
+	into.id = uint32(t.id)
+	into.baseTime = uint64(t.fragBase)
+	into.samples = append(into.samples[:0], t.samples...)
+	clear(t.samples)
+	t.samples = t.samples[:0]
+	return true
 }

@@ -52,12 +52,15 @@ type Writer struct {
 	videoCodec media.Codec
 	params     paramSets
 
-	seg     *openSegment
-	nextRun time.Time // chained wall-clock start of the next segment; zero after a discontinuity
-	lastEnd time.Time // end of the last finished segment
-	lastDTS time.Duration
-	haveDTS bool
-	buf     seekablebuffer.Buffer
+	seg *openSegment
+
+	frag                 []*fragTrack
+	fragVideo, fragAudio fragTrack
+	nextRun              time.Time // chained wall-clock start of the next segment; zero after a discontinuity
+	lastEnd              time.Time // end of the last finished segment
+	lastDTS              time.Duration
+	haveDTS              bool
+	buf                  seekablebuffer.Buffer
 }
 
 // openSegment is the segment being written.
@@ -186,9 +189,7 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 
 	s := w.seg
 	abs := toTicks(u.DTS, s.video.timescale)
-	if err := s.video.finish(abs, w.buildVideo); err != nil {
-		return err
-	}
+	s.video.finish(abs)
 	if len(s.video.samples) > 0 && u.DTS-s.fragDTS >= w.cfg.FragmentDuration {
 		if err := w.flushFragment(s); err != nil {
 			w.failSegment(err)
@@ -208,24 +209,8 @@ func (w *Writer) writeAudio(u *media.Unit) {
 		return
 	}
 	abs := toTicks(u.DTS, s.audio.timescale)
-	_ = s.audio.finish(abs, buildAudio)
+	s.audio.finish(abs)
 	s.audio.pending, s.audio.pendingTicks = u, abs
-}
-
-func (w *Writer) buildVideo(u *media.Unit, ptsOffset int32) (*fmp4.Sample, error) {
-	s := &fmp4.Sample{}
-	var err error
-	if w.videoCodec == media.H265 {
-		err = s.FillH265(ptsOffset, u.NALUs)
-	} else {
-		err = s.FillH264(ptsOffset, u.NALUs)
-	}
-	s.IsNonSyncSample = !u.Key
-	return s, err
-}
-
-func buildAudio(u *media.Unit, _ int32) (*fmp4.Sample, error) {
-	return &fmp4.Sample{Payload: u.Payload}, nil
 }
 
 // openSegment starts a segment at keyframe u.
@@ -297,7 +282,7 @@ func (w *Writer) openSegment(u *media.Unit) error {
 		meta:     meta,
 		startDTS: u.DTS,
 		fragDTS:  u.DTS,
-		video:    trackState{id: 1, timescale: 90000, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
+		video:    trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
 		audio:    audio,
 	}
 	// segment-relative ticks: subtract the base when finishing samples.
@@ -308,27 +293,23 @@ func (w *Writer) openSegment(u *media.Unit) error {
 
 // flushFragment writes the finished samples as one moof+mdat and fsyncs.
 func (w *Writer) flushFragment(s *openSegment) error {
-	part := fmp4.Part{SequenceNumber: s.seq + 1}
-	if pt := s.video.take(); pt != nil {
-		part.Tracks = append(part.Tracks, pt)
+	tracks := w.frag[:0]
+	if s.video.take(&w.fragVideo) {
+		tracks = append(tracks, &w.fragVideo)
 	}
-	if s.audio != nil {
-		if pt := s.audio.take(); pt != nil {
-			part.Tracks = append(part.Tracks, pt)
-		}
+	if s.audio != nil && s.audio.take(&w.fragAudio) {
+		tracks = append(tracks, &w.fragAudio)
 	}
-	if len(part.Tracks) == 0 {
+	w.frag = tracks
+	if len(tracks) == 0 {
 		return nil
 	}
 	s.seq++
-	w.buf.Reset()
-	if _, err := w.buf.Seek(0, 0); err != nil {
-		return err
-	}
-	if err := part.Marshal(&w.buf); err != nil {
-		return fmt.Errorf("marshal fragment: %w", err)
-	}
-	return s.file.append(w.buf.Bytes(), true)
+	err := s.file.writeFragment(s.seq, tracks)
+	// Drop the references to the units: they are on disk now.
+	clear(w.fragVideo.samples)
+	clear(w.fragAudio.samples)
+	return err
 }
 
 // closeSegment finishes the open segment. When endKnown, the last video
@@ -348,12 +329,10 @@ func (w *Writer) closeSegment(endDTS time.Duration, endKnown bool) {
 			videoEnd = s.video.pendingTicks + int64(s.video.defDur)
 		}
 	}
-	if err := s.video.finish(videoEnd, w.buildVideo); err != nil {
-		w.cfg.Log.Warn("last frame dropped", zap.Error(err))
-	}
+	s.video.finish(videoEnd)
 	if s.audio != nil && s.audio.pending != nil {
 		if s.audio.pending.DTS < s.startDTS+fromTicks(s.video.next, s.video.timescale) {
-			_ = s.audio.finish(s.audio.pendingTicks+int64(s.audio.lastDur), buildAudio)
+			s.audio.finish(s.audio.pendingTicks + int64(s.audio.lastDur))
 		}
 		s.audio.pending = nil
 	}
