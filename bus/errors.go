@@ -30,4 +30,11 @@ var (
 
 	// ErrInvalidMessage means a message to publish is missing a required field.
 	ErrInvalidMessage = errors.New("invalid message")
+
+	// ErrKeyNotFound means a key-value key does not exist (or was deleted).
+	ErrKeyNotFound = errors.New("key not found")
+
+	// ErrRevision means a key-value create or update lost a compare-and-set:
+	// the key exists already, or changed since the revision given.
+	ErrRevision = errors.New("key-value revision mismatch")
 )

@@ -31,6 +31,8 @@ func kvConfigs(replicas int) []jetstream.KeyValueConfig {
 		{Bucket: BucketCameraStatus, Description: "last status by camera id", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
 		{Bucket: BucketNodes, Description: "recorder node heartbeats", History: 1, TTL: NodeTTL, Storage: jetstream.FileStorage, Replicas: replicas},
 		{Bucket: BucketAssign, Description: "camera to node leases", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
+		{Bucket: BucketExports, Description: "export job state by job id", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
+		{Bucket: BucketLeases, Description: "cluster singleton leases by name", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
 	}
 }
 

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/app"
+	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/export"
+)
+
+const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM --to TO --out FILE.mp4 (FROM and TO: Unix milliseconds or RFC 3339)"
+
+// runExport implements `vigia export`: one downloadable video made from
+// storage directly, without NATS or a running node.
+func runExport(args []string, stdout, stderr io.Writer) error {
+	own := map[string]string{"camera": "", "from": "", "to": "", "out": ""}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if _, ok := own[name]; !ok || !strings.HasPrefix(args[i], "-") {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return fmt.Errorf("--%s needs a value; %s", name, exportUsage)
+			}
+			i++
+			val = args[i]
+		}
+		own[name] = val
+	}
+	for _, k := range []string{"camera", "from", "to", "out"} {
+		if own[k] == "" {
+			return fmt.Errorf("--%s is required; %s", k, exportUsage)
+		}
+	}
+	from, err := parseExportTime(own["from"])
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	to, err := parseExportTime(own["to"])
+	if err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
+	cfg, err := config.Load(rest, os.Environ())
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	store, err := app.OpenStore(ctx, cfg, zap.NewNop())
+	if err != nil {
+		return err
+	}
+	bar := newProgressBar(stderr)
+	started := time.Now()
+	clip, err := export.Build(ctx, store, export.Request{Camera: own["camera"], Start: from, End: to}, export.Options{
+		MaxRange: time.Duration(cfg.Export.MaxRange),
+		Progress: bar.update,
+	})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	defer clip.Close()
+	f, err := os.Create(own["out"])
+	if err != nil {
+		return err
+	}
+	if _, err := clip.WriteTo(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	took := time.Since(started)
+	fmt.Fprintf(stdout, "%s: %s from %s, %d segments, %d gaps, %.1f MB, made in %s (%.0fx real time)\n",
+		own["out"], clip.Duration().Round(time.Millisecond), clip.Start.UTC().Format(time.RFC3339Nano), clip.Segments,
+		len(clip.Gaps), float64(clip.Size())/1e6, took.Round(time.Millisecond), clip.Duration().Seconds()/max(took.Seconds(), 1e-9))
+	return nil
+}
+
+// parseExportTime accepts Unix milliseconds or RFC 3339.
+func parseExportTime(s string) (time.Time, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMilli(ms), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, errors.New("want Unix milliseconds or RFC 3339, e.g. 2026-03-10T12:00:00Z")
+	}
+	return t, nil
+}
+
+// progressBar draws on a terminal and stays silent otherwise.
+type progressBar struct {
+	w    io.Writer
+	tty  bool
+	last int
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	b := &progressBar{w: w, last: -1}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			b.tty = true
+		}
+	}
+	return b
+}
+
+func (b *progressBar) update(done, total int64) {
+	if !b.tty || total <= 0 {
+		return
+	}
+	pct := int(100 * done / total)
+	if pct == b.last {
+		return
+	}
+	b.last = pct
+	const width = 40
+	n := width * pct / 100
+	fmt.Fprintf(b.w, "\r[%s%s] %3d%% %.1f/%.1f MB", strings.Repeat("#", n), strings.Repeat(" ", width-n), pct, float64(done)/1e6, float64(total)/1e6)
+}
+
+func (b *progressBar) done() {
+	if b.tty && b.last >= 0 {
+		fmt.Fprintln(b.w)
+	}
+}
