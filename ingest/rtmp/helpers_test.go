@@ -1,0 +1,93 @@
+package rtmp
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vigia/vigia/media"
+)
+
+// collector is a sink that keeps what it receives.
+type collector struct {
+	mu     sync.Mutex
+	tracks [][]*media.Track
+	units  []*media.Unit
+}
+
+func (c *collector) Tracks(t []*media.Track) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tracks = append(c.tracks, t)
+	return nil
+}
+
+func (c *collector) Unit(u *media.Unit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.units = append(c.units, u)
+}
+
+// counts returns the video and audio units received.
+func (c *collector) counts() (video, audio int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, u := range c.units {
+		if u.Payload != nil {
+			audio++
+		} else {
+			video++
+		}
+	}
+	return
+}
+
+func (c *collector) lastTracks() []*media.Track {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.tracks) == 0 {
+		return nil
+	}
+	return c.tracks[len(c.tracks)-1]
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// runSource runs src in the background until the test ends; the returned
+// channel gets Run's result.
+func runSource(t *testing.T, run func(ctx context.Context) error) (context.CancelFunc, <-chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		done <- run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-finished
+	})
+	return cancel, done
+}
