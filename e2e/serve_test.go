@@ -54,9 +54,8 @@ func TestServe(t *testing.T) {
 	if !ready.Ready || !strings.HasPrefix(ready.Storage, "fs:") || !strings.Contains(ready.NATS, "embedded nats") {
 		t.Errorf("/readyz: %+v", ready)
 	}
-	if !strings.Contains(out.String(), base+"/") {
-		t.Errorf("serve did not print its URL: %s", out.String())
-	}
+	// The URL line is printed once everything has started.
+	waitFor(t, 30*time.Second, "serve printing its URL", func() bool { return strings.Contains(out.String(), base+"/") })
 	waitFor(t, 60*time.Second, "recordings of synth-1 listed", func() bool {
 		res, err := http.Get(base + "/recordings/synth-1")
 		if err != nil {

@@ -1,0 +1,115 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Video statuses (spec 3.2).
+const (
+	VideoCreating = 0
+	VideoReady    = 1
+	VideoFailed   = 2
+)
+
+// Video is a row of videos (downloadable videos).
+type Video struct {
+	ID           int64
+	CameraID     int64
+	ClientID     int64
+	Description  string
+	StartMs      int64
+	EndMs        int64
+	Status       int
+	CreateUserID int64
+	UpdateUserID int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+const videoCols = `id, camera_id, client_id, description, start_ms, end_ms, status, create_user_id, update_user_id, created_at, updated_at`
+
+func scanVideo(sc interface{ Scan(...any) error }) (Video, error) {
+	var v Video
+	var ca, ua int64
+	err := sc.Scan(&v.ID, &v.CameraID, &v.ClientID, &v.Description, &v.StartMs, &v.EndMs, &v.Status, &v.CreateUserID, &v.UpdateUserID, &ca, &ua)
+	v.CreatedAt, v.UpdatedAt = time.UnixMilli(ca), time.UnixMilli(ua)
+	return v, classify(err)
+}
+
+// CreateVideo inserts v and returns it with its id.
+func (d *DB) CreateVideo(ctx context.Context, v Video) (Video, error) {
+	ts := v.CreatedAt.UnixMilli()
+	id, err := d.insert(ctx, `INSERT INTO videos (camera_id, client_id, description, start_ms, end_ms, status,
+		create_user_id, update_user_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		v.CameraID, v.ClientID, v.Description, v.StartMs, v.EndMs, v.Status, v.CreateUserID, v.UpdateUserID, ts, ts)
+	if err != nil {
+		return Video{}, fmt.Errorf("create video: %w", err)
+	}
+	v.ID, v.UpdatedAt = id, v.CreatedAt
+	return v, nil
+}
+
+// Video returns video id.
+func (d *DB) Video(ctx context.Context, id int64) (Video, error) {
+	v, err := scanVideo(d.queryRow(ctx, `SELECT `+videoCols+` FROM videos WHERE id = ?`, id))
+	if err != nil {
+		return Video{}, fmt.Errorf("video %d: %w", id, err)
+	}
+	return v, nil
+}
+
+// Videos returns the videos of clientID (0: all), newest first, limited to
+// ids when ids is not empty, at most limit.
+func (d *DB) Videos(ctx context.Context, clientID int64, ids []int64, limit int) ([]Video, error) {
+	var conds []string
+	var args []any
+	if clientID != 0 {
+		conds, args = append(conds, "client_id = ?"), append(args, clientID)
+	}
+	if len(ids) > 0 {
+		ph := strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")
+		conds = append(conds, "id IN ("+ph+")")
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	rows, err := d.query(ctx, `SELECT `+videoCols+` FROM videos`+where+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("list videos: %w", err)
+	}
+	defer rows.Close()
+	var out []Video
+	for rows.Next() {
+		v, err := scanVideo(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, classify(rows.Err())
+}
+
+// SetVideoStatus records the status of video id.
+func (d *DB) SetVideoStatus(ctx context.Context, id int64, status int, at time.Time) error {
+	_, err := d.exec(ctx, `UPDATE videos SET status = ?, updated_at = ? WHERE id = ?`, status, at.UnixMilli(), id)
+	return err
+}
+
+// DeleteVideo removes video id.
+func (d *DB) DeleteVideo(ctx context.Context, id int64) error {
+	res, err := d.exec(ctx, `DELETE FROM videos WHERE id = ?`, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("video %d: %w", id, ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package api
+
+import (
+	"net/http"
+)
+
+// liveBody is the body of the live URL operation.
+type liveBody struct {
+	Code int    `json:"code"`
+	Msg  string `json:"msg"`
+	Data string `json:"data"`
+}
+
+// liveURL is GET or POST /api/camera/{id}/live-url and
+// /api/cameras/{id}/live-url/: the signed live stream address of the
+// camera on the node recording it. Without a live provider, or while no
+// node records the camera, it answers code 1 with an empty data.
+func (s *Server) liveURL(w http.ResponseWriter, r *http.Request) error {
+	in, _, c, err := s.cameraRequest(w, r)
+	if err != nil {
+		return err
+	}
+	if s.cfg.Live == nil {
+		writeJSON(w, http.StatusOK, liveBody{Code: 1, Msg: "live video is not available on this service"})
+		return nil
+	}
+	live, _, err := s.cfg.Live.LiveURLs(r.Context(), camID(c.ID), in["p"] == "hls")
+	if err != nil {
+		return err
+	}
+	if live == "" {
+		writeJSON(w, http.StatusOK, liveBody{Code: 1, Msg: "the camera is not being recorded right now"})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, liveBody{Code: 0, Msg: "", Data: live})
+	return nil
+}

@@ -1,0 +1,178 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigia/vigia/storage"
+)
+
+// recordingsWindow is the span of the recordings listing from timeStamp.
+const recordingsWindow = 24 * time.Hour
+
+// maxRecordings bounds one recordings listing.
+const maxRecordings = 5000
+
+func minuteThumbPrefix(camera string, t time.Time) string {
+	return storage.MinuteThumbPrefix(camera, t)
+}
+func hourlyThumbPrefix(camera string, t time.Time) string {
+	return storage.HourlyThumbPrefix(camera, t)
+}
+
+// lastKey returns the last key under prefix ("" when none or on error).
+func (s *Server) lastKey(ctx context.Context, prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	last := ""
+	for o, err := range storage.Walk(ctx, s.cfg.Store, prefix) {
+		if err != nil {
+			return ""
+		}
+		last = o.Key
+	}
+	return last
+}
+
+// recording is one stored segment (spec 2.8). ini and dur are strings, as
+// the interface states them.
+type recording struct {
+	Ini       string `json:"ini"`
+	StartDate string `json:"start_date"`
+	Dur       string `json:"dur"`
+	File      string `json:"file"`
+	URL       string `json:"url"`
+}
+
+// checkCameraDigest requires a valid digest (or hash, when hashOK) of the
+// camera in the input.
+func (s *Server) checkCameraDigest(in map[string]any, camera string, hashOK bool) error {
+	d, _ := in["digest"].(string)
+	if d == "" && hashOK {
+		if h, _ := in["hash"].(string); h != "" {
+			if s.checkDigest(PurposeHash, camera, h) {
+				return nil
+			}
+			return errBadDigest
+		}
+	}
+	if d == "" {
+		return fieldErrors{"digest": {"is required"}}.err()
+	}
+	if !s.checkDigest(PurposeDigest, camera, d) {
+		return errBadDigest
+	}
+	return nil
+}
+
+// recordings is GET /camera/{id}/recordings and /cameras/{id}/recordings/:
+// the segments that end after timeStamp and start within 24 hours of it.
+func (s *Server) recordings(w http.ResponseWriter, r *http.Request) error {
+	in, _, c, err := s.cameraRequest(w, r)
+	if err != nil {
+		return err
+	}
+	id := camID(c.ID)
+	if err := s.checkCameraDigest(in, id, true); err != nil {
+		return err
+	}
+	errs := fieldErrors{}
+	ts, ok := newFields(in, errs).integer("timeStamp", true)
+	if ok && ts < 0 {
+		errs.add("timeStamp", "must be Unix milliseconds")
+	}
+	if err := errs.err(); err != nil {
+		return err
+	}
+	from := time.UnixMilli(ts)
+	to := from.Add(recordingsWindow)
+	out := []recording{}
+	// A segment that began in the hour before timeStamp may still cover it.
+	start := storage.SegmentPrefix(id, from.Add(-time.Hour))
+	end := storage.SegmentPrefix(id, to)
+	opts := storage.ListOptions{StartAfter: strings.TrimSuffix(start, "/")}
+	prefix := storage.CameraSegmentsPrefix(id)
+	for len(out) < maxRecordings {
+		page, err := s.cfg.Store.List(r.Context(), prefix, opts)
+		if err != nil {
+			return err
+		}
+		done := page.Next == ""
+		for _, o := range page.Objects {
+			if o.Key > end && !strings.HasPrefix(o.Key, end) {
+				done = true
+				break
+			}
+			_, startMs, durMs, err := storage.ParseSegmentKey(o.Key)
+			if err != nil || startMs+durMs <= ts || startMs >= to.UnixMilli() {
+				continue
+			}
+			out = append(out, recording{
+				Ini: strconv.FormatInt(startMs, 10), StartDate: s.fmtTime(time.UnixMilli(startMs), layoutDateTime),
+				Dur: strconv.FormatInt(durMs, 10), File: path.Base(o.Key), URL: s.signed(r.Context(), o.Key),
+			})
+		}
+		if done || page.Next <= opts.StartAfter {
+			break
+		}
+		opts.StartAfter = page.Next
+	}
+	// Keys list in start order: hour directories, then equal-width names.
+	writeJSON(w, http.StatusOK, upperBody{Code: 0, Msg: "", Data: out})
+	return nil
+}
+
+// thumbnail is one image of the thumbnail listings (spec 2.9).
+type thumbnail struct {
+	TS  int64  `json:"ts"`
+	URL string `json:"url"`
+}
+
+// thumbs is GET /api/camera/{id}/thumbs-hourly (the hourly thumbnails of
+// the UTC day of ts) and thumbs-minutes (the minute thumbnails of the UTC
+// hour of ts).
+func (s *Server) thumbs(hourly bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		in, _, c, err := s.cameraRequest(w, r)
+		if err != nil {
+			return err
+		}
+		id := camID(c.ID)
+		if err := s.checkCameraDigest(in, id, false); err != nil {
+			return err
+		}
+		errs := fieldErrors{}
+		ts, _ := newFields(in, errs).integer("ts", true)
+		if err := errs.err(); err != nil {
+			return err
+		}
+		at := time.Unix(ts, 0)
+		prefix := storage.MinuteThumbPrefix(id, at)
+		if hourly {
+			prefix = storage.HourlyThumbPrefix(id, at)
+		}
+		if prefix == "" {
+			return fieldErrors{"ts": {"must be Unix seconds between 1970 and 9999"}}.err()
+		}
+		out := []thumbnail{}
+		for o, err := range storage.Walk(r.Context(), s.cfg.Store, prefix) {
+			if err != nil {
+				return err
+			}
+			sec, err := strconv.ParseInt(strings.TrimSuffix(path.Base(o.Key), ".jpg"), 10, 64)
+			if err != nil || !strings.HasSuffix(o.Key, ".jpg") {
+				continue
+			}
+			out = append(out, thumbnail{TS: sec, URL: s.signed(r.Context(), o.Key)})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].TS < out[j].TS })
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
+}

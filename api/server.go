@@ -1,0 +1,177 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+	_ "time/tzdata" // api.timezone works on hosts without zoneinfo
+
+	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/storage"
+)
+
+// Resolver resolves camera host names; *net.Resolver implements it.
+type Resolver interface {
+	// LookupNetIP returns the addresses of host.
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config configures a Server. DB, Store, Registry, Status and Secret are
+// required; the other integrations are optional and their operations answer
+// "not available" without them.
+type Config struct {
+	// DB is the database.
+	DB *db.DB
+	// Store is the object store of recordings, images and videos.
+	Store storage.Store
+	// Registry is the NATS camera registry.
+	Registry Registry
+	// Status reads camera status.
+	Status StatusReader
+	// Live gives live URLs; optional.
+	Live LiveURLs
+	// Snapshots takes snapshots now; optional.
+	Snapshots Snapshotter
+	// SnapshotAt finds the image at a time; optional (stored snapshots and
+	// minute thumbnails are searched without it).
+	SnapshotAt SnapshotFinder
+	// Exporter runs downloadable video jobs; optional.
+	Exporter Exporter
+
+	// Secret is the cluster's shared secret: camera credentials are sealed
+	// with it and digests are HMACs under it.
+	Secret []byte
+	// OperatorTokens authorise the restricted operations.
+	OperatorTokens []string
+	// Info is the camera creation info (manufacturers, models, plans).
+	Info CreationInfo
+
+	// PublicURL is the base URL clients reach this node at.
+	PublicURL string
+	// RTMPURL is the base of the rtmp_url of RTMP cameras
+	// (rtmp://host:port/app). It defaults to rtmp://{host of PublicURL}:1935/live.
+	RTMPURL string
+	// SignedURLExpiry is the lifetime of the URLs handed out. It defaults to 1 hour.
+	SignedURLExpiry time.Duration
+	// AllowPrivateNetworks accepts camera URLs on loopback, private and
+	// link-local addresses.
+	AllowPrivateNetworks bool
+	// Resolver resolves camera host names. It defaults to net.DefaultResolver.
+	Resolver Resolver
+	// BodyLimit is the largest request body read. It defaults to 1 MiB.
+	BodyLimit int64
+	// DigestGrace is how long after midnight the previous day's digests stay
+	// valid. It defaults to 1 hour; negative means none.
+	DigestGrace time.Duration
+	// Location is the time zone of the dates read and written. It defaults to UTC.
+	Location *time.Location
+	// MaxVideoDuration bounds downloadable videos. It defaults to 1 hour.
+	MaxVideoDuration time.Duration
+	// LoginAttempts failed token requests are allowed per e-mail and per IP
+	// within LoginWindow. They default to 5 and 15 minutes.
+	LoginAttempts int
+	LoginWindow   time.Duration
+	// PasswordCost is the bcrypt cost. It defaults to bcrypt.DefaultCost.
+	PasswordCost int
+	// Now is the clock. It defaults to time.Now.
+	Now func() time.Time
+	// Log receives the server's logs. It defaults to a no-op logger.
+	Log *zap.Logger
+}
+
+// Server serves the HTTP interface.
+type Server struct {
+	cfg      Config
+	log      *zap.Logger
+	loc      *time.Location
+	operator [][sha256.Size]byte
+	throttle *throttle
+	dummy    []byte // bcrypt hash compared when an e-mail is unknown
+}
+
+// New checks cfg and returns a Server.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.DB == nil:
+		return nil, fmt.Errorf("%w: DB is required", ErrConfig)
+	case cfg.Store == nil:
+		return nil, fmt.Errorf("%w: Store is required", ErrConfig)
+	case cfg.Registry == nil || cfg.Status == nil:
+		return nil, fmt.Errorf("%w: Registry and Status are required", ErrConfig)
+	case len(cfg.Secret) < 16:
+		return nil, fmt.Errorf("%w: Secret must be 16 bytes or more", ErrConfig)
+	}
+	if cfg.SignedURLExpiry <= 0 {
+		cfg.SignedURLExpiry = time.Hour
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = 1 << 20
+	}
+	if cfg.DigestGrace == 0 {
+		cfg.DigestGrace = time.Hour
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	if cfg.MaxVideoDuration <= 0 {
+		cfg.MaxVideoDuration = time.Hour
+	}
+	if cfg.LoginAttempts <= 0 {
+		cfg.LoginAttempts = 5
+	}
+	if cfg.LoginWindow <= 0 {
+		cfg.LoginWindow = 15 * time.Minute
+	}
+	if cfg.PasswordCost == 0 {
+		cfg.PasswordCost = bcrypt.DefaultCost
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if cfg.Info.Manufacturers == nil {
+		cfg.Info = DefaultCreationInfo()
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, loc: cfg.Location, throttle: newThrottle(cfg.LoginAttempts, cfg.LoginWindow)}
+	for _, t := range cfg.OperatorTokens {
+		if t = strings.TrimSpace(t); t != "" {
+			s.operator = append(s.operator, sha256.Sum256([]byte(t)))
+		}
+	}
+	dummy, err := bcrypt.GenerateFromPassword([]byte("no such user"), cfg.PasswordCost)
+	if err != nil {
+		return nil, fmt.Errorf("%w: password cost: %w", ErrConfig, err)
+	}
+	s.dummy = dummy
+	return s, nil
+}
+
+// Register mounts every route of Routes on mux.
+func (s *Server) Register(mux *http.ServeMux) {
+	for _, rt := range s.routes() {
+		mux.Handle(rt.Method+" "+rt.Pattern, rt.handler)
+	}
+}
+
+// Handler returns a mux serving the routes of the interface only.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	s.Register(mux)
+	return mux
+}
+
+func (s *Server) now() time.Time { return s.cfg.Now() }

@@ -1,0 +1,38 @@
+package config
+
+// APIConfig is the api section: the service's HTTP interface.
+type APIConfig struct {
+	BodyLimit        Size           `yaml:"body_limit" default:"1MiB" doc:"Largest request body the HTTP interface reads; a larger one is answered 413."`
+	DigestGrace      Duration       `yaml:"digest_grace" default:"1h" doc:"How long after midnight (api.timezone) the previous day's digest, hash and player_digest stay valid."`
+	Timezone         string         `yaml:"timezone" default:"UTC" doc:"IANA time zone of the dates the HTTP interface reads and writes (created_at, start_date, event_at, events' start_at and end_at)."`
+	MaxVideoDuration Duration       `yaml:"max_video_duration" default:"1h" doc:"Longest downloadable video (end_at - start_at)."`
+	LoginAttempts    int            `yaml:"login_attempts" default:"5" doc:"Failed token requests allowed per e-mail address and per client IP within api.login_window; more are answered 429."`
+	LoginWindow      Duration       `yaml:"login_window" default:"15m" doc:"Window of api.login_attempts."`
+	RTMPURL          string         `yaml:"rtmp_url" doc:"Base of the rtmp_url handed to RTMP cameras (rtmp://host:port/app). Defaults to rtmp://{host of http.public_url}:1935/live."`
+	HistoryDays      string         `yaml:"history_days" default:"1,3,7,15,30,60,90" doc:"Comma-separated history_days values offered by the camera creation info."`
+	Manufacturers    []Manufacturer `yaml:"manufacturers,omitempty" doc:"Camera manufacturers of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
+	CameraModels     []CameraModel  `yaml:"camera_models,omitempty" doc:"Camera models of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
+	Resolutions      []Resolution   `yaml:"resolutions,omitempty" doc:"Plan resolutions of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
+}
+
+// Manufacturer is a camera manufacturer of the creation info.
+type Manufacturer struct {
+	ID   int    `yaml:"id" doc:"Manufacturer id, 1 or more; unique."`
+	Name string `yaml:"name" doc:"Manufacturer name."`
+}
+
+// CameraModel is a camera model of the creation info.
+type CameraModel struct {
+	ID             int    `yaml:"id" doc:"Model id (the model_id of cameras), 1 or more; unique."`
+	Name           string `yaml:"name" doc:"Model name."`
+	ManufacturerID int    `yaml:"manufacturer_id" doc:"Id of the model's manufacturer."`
+	RTSPPath       string `yaml:"rtsp_path" doc:"Path and query of the model's RTSP URL; {channel}, {stream} (0 or 1) and {stream1} (1 or 2) are replaced."`
+}
+
+// Resolution is a plan resolution of the creation info.
+type Resolution struct {
+	ID     int    `yaml:"id" doc:"Resolution id (the resolution_id of cameras), 1 or more; unique."`
+	Name   string `yaml:"name" doc:"Resolution name shown in the plan."`
+	Width  int    `yaml:"width" doc:"Largest width of the plan, pixels; 0 for no limit."`
+	Height int    `yaml:"height" doc:"Largest height of the plan, pixels; 0 for no limit."`
+}
