@@ -7,13 +7,13 @@ export VIGIA_TOOLS
 
 MINIO_VERSION       := v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION := v0.7.0
-APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libavutil-dev ffmpeg chromium postgresql
+APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libavutil-dev ffmpeg chromium postgresql curl jq
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 TEST_TIMEOUT ?= 25m
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s
 
-.PHONY: all build run test test-go lint deps deps-apt deps-tools deps-npm bench soak clean fuzz
+.PHONY: all build run test test-go lint deps deps-apt deps-tools deps-npm bench soak clean fuzz cluster
 
 all: build
 
@@ -67,6 +67,11 @@ $(VIGIA_TOOLS)/staticcheck:
 	mkdir -p $(VIGIA_TOOLS)
 	GOBIN=$(VIGIA_TOOLS) GOFLAGS=-mod=mod $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
+## cluster: MinIO, NATS, the API, 3 recorders and 20 synthetic cameras as
+## processes (the topology of deploy/compose.yaml); Ctrl-C stops it
+cluster: deps-apt deps-tools build
+	VIGIA_BIN=bin/vigia deploy/cluster/run.sh
+
 ## bench: 100 synthetic cameras through a recorder for 60 s
 bench: deps build
 	./bin/vigia bench --cameras 100 --duration 60s
@@ -78,6 +83,13 @@ fuzz:
 	$(GO) test ./segmenter -run '^$$' -fuzz FuzzPlaylist -fuzztime 30s
 	$(GO) test ./player -run '^$$' -fuzz FuzzParseTimelineRanges -fuzztime 30s
 	$(GO) test ./player -run '^$$' -fuzz FuzzParseColor -fuzztime 30s
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzChunkReader$$' -fuzztime 30s
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAMF0$$' -fuzztime 30s
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzVideoTag$$' -fuzztime 30s
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAudioTag$$' -fuzztime 30s
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAggregate$$' -fuzztime 30s
+	$(GO) test ./ingest/rtmp -run '^$$' -fuzz '^FuzzDemux$$' -fuzztime 30s
+	$(GO) test ./ingest/p2p -run '^$$' -fuzz '^FuzzParseLookupResponse$$' -fuzztime 30s
 
 clean:
 	rm -rf bin data

@@ -73,6 +73,12 @@ func (a *App) registerStatic(ctx context.Context, c ingest.Camera) error {
 
 // startCamera records a camera whose lease this node took.
 func (a *App) startCamera(c camera.Config) error {
+	if u, ok, err := a.pushOrP2PURL(c); ok {
+		if err != nil {
+			return err
+		}
+		return a.rec.Add(ingest.Camera{ID: c.ID, URL: u, Sound: c.Sound, Trusted: c.Trusted, PlanWidth: c.Width, PlanHeight: c.Height})
+	}
 	switch c.ConnectionType {
 	case camera.RTSP, camera.RTMP:
 		url, err := camera.Open(a.secret, c.SealedURL)

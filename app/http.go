@@ -27,10 +27,13 @@ func (a *App) serveHTTP() {
 	if a.live != nil {
 		mux.Handle("GET /live/", a.live.Handler())
 	}
+	if a.api != nil {
+		a.api.srv.Register(mux)
+	}
 	mux.HandleFunc("GET /{$}", a.indexPage)
 	mux.HandleFunc("GET /recordings/{camera}", a.recordingsJSON)
 	a.http = &http.Server{
-		Handler:           mux,
+		Handler:           a.instrumentHTTP(mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          zap.NewStdLog(a.log.With(zap.String("component", "http"))),
 	}
@@ -49,12 +52,22 @@ type readiness struct {
 	Storage string   `json:"storage"`
 	NATS    string   `json:"nats"`
 	Errors  []string `json:"errors,omitempty"`
+	// Thumbnails is "available", or says why thumbnails, snapshots and
+	// motion detection are not (a build without cgo); empty without a
+	// recorder.
+	Thumbnails string `json:"thumbnails,omitempty"`
 }
 
 func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	res := readiness{Ready: true, Storage: a.store.Describe(), NATS: a.bus.Describe()}
+	if a.thumbs != nil {
+		res.Thumbnails = "available"
+		if !a.thumbs.svc.Available() {
+			res.Thumbnails = "unavailable: built without cgo"
+		}
+	}
 	if err := a.store.Ping(ctx); err != nil {
 		res.Ready = false
 		res.Errors = append(res.Errors, "storage: "+err.Error())

@@ -36,6 +36,9 @@ type Report struct {
 	// Live is the live LL-HLS latency measured on the first camera.
 	Live *LiveStats `json:"live,omitempty"`
 
+	// Imaging is the thumbnail and motion detection work of the window.
+	Imaging *ImagingStats `json:"imaging,omitempty"`
+
 	// FFmpeg is the comparison sample, nil when disabled.
 	FFmpeg *FFmpegStats `json:"ffmpeg,omitempty"`
 

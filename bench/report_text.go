@@ -71,6 +71,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			p("live latency", "p50 %.0f ms, p99 %.0f ms, max %.0f ms (%d LL-HLS parts of %s)", l.P50Ms, l.P99Ms, l.MaxMs, l.Parts, l.Camera)
 		}
 	}
+	if r.Imaging != nil {
+		for _, l := range r.Imaging.text() {
+			p(l[0], "%s", l[1])
+		}
+	}
 	if x := r.FFmpeg; x != nil {
 		fmt.Fprintln(tw, "\t")
 		p("ffmpeg sample", "%d processes (%d measured), %d files, %.1f MiB", x.Processes, x.Alive, x.Files, mib(x.Bytes))

@@ -114,6 +114,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	}
 	r.progress("warm-up done (%d segments stored); measuring for %v", r.col.count(), o.Duration)
 	w0 := r.sample()
+	im0, im0Err := r.imagingCounters(ctx)
 	stopProfile, err := startProfile(o.CPUProfile)
 	if err != nil {
 		return nil, err
@@ -126,6 +127,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	}()
 	err = r.wait(ctx, o.Duration)
 	w1 := r.sample()
+	im1, im1Err := r.imagingCounters(ctx)
 	stopProfile()
 	if err != nil {
 		return nil, err
@@ -154,6 +156,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		rep.Storage = &u
 	}
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
+	rep.Imaging = imagingStats(im0, im1, im0Err, im1Err, rep.WindowS, o.Cameras)
 	rep.Live = <-liveDone
 
 	rep.Frames.FPS = fps

@@ -1,5 +1,7 @@
 package config
 
+import "fmt"
+
 // Config is the configuration of a Vigia process. Every leaf field carries
 // its YAML key, default and documentation in struct tags; Keys lists them.
 type Config struct {
@@ -14,7 +16,14 @@ type Config struct {
 	Security      SecurityConfig  `yaml:"security"`
 	OperatorToken string          `yaml:"operator_token" secret:"true" doc:"Token that authorises the restricted (operator) operations of the HTTP interface."`
 	Database      DatabaseConfig  `yaml:"database"`
+	API           APIConfig       `yaml:"api"`
+	RTMP          RTMPConfig      `yaml:"rtmp"`
+	P2P           P2PConfig       `yaml:"p2p"`
 	Synth         SynthConfig     `yaml:"synth"`
+	Thumbs        ThumbsConfig    `yaml:"thumbs"`
+	Motion        MotionConfig    `yaml:"motion"`
+	Retention     RetentionConfig `yaml:"retention"`
+	Export        ExportConfig    `yaml:"export"`
 	Cameras       []Camera        `yaml:"cameras" doc:"Static cameras, recorded without being registered through the API. Set in the file only."`
 }
 
@@ -93,4 +102,60 @@ type DatabaseConfig struct {
 type SynthConfig struct {
 	Cameras int    `yaml:"cameras" default:"0" doc:"Synthetic cameras started by the serve command."`
 	Codec   string `yaml:"codec" default:"h264" doc:"Codec of the synthetic cameras: h264, h265 or mixed."`
+}
+
+// ThumbsConfig is the thumbs section (thumbnails and snapshots).
+type ThumbsConfig struct {
+	Width   int      `yaml:"width" default:"320" doc:"Width of minute and hourly thumbnails in pixels; the height keeps the aspect ratio."`
+	Minute  Duration `yaml:"minute" default:"1m" doc:"Interval of the minute thumbnails: the first keyframe of each interval becomes one. Shorter only for tests."`
+	Workers int      `yaml:"workers" default:"1" doc:"Thumbnails decoded in parallel."`
+	Queue   int      `yaml:"queue" default:"1024" doc:"Thumbnails waiting for a worker; past it new ones are dropped and counted."`
+}
+
+// MotionConfig is the motion section (motion detection, event type 5).
+type MotionConfig struct {
+	Enabled     bool     `yaml:"enabled" default:"true" doc:"Detect motion on every recorded camera and publish motion events."`
+	Sensitivity float64  `yaml:"sensitivity" default:"0.5" doc:"Motion sensitivity from 0 (least) to 1 (most): lower thresholds on frame sizes and on the changed area."`
+	MinDuration Duration `yaml:"min_duration" default:"1s" doc:"Shortest motion that makes an event."`
+	MaxDuration Duration `yaml:"max_duration" default:"60s" doc:"Longest event; longer motion is split into events of this length."`
+}
+
+// RTMPConfig is the rtmp section (RTMP push ingest).
+type RTMPConfig struct {
+	Addr       string `yaml:"addr" default:":1935" doc:"Address (host:port) the RTMP push server listens on; it opens when the node records its first push camera. Port 0 picks a free port."`
+	PublicHost string `yaml:"public_host" doc:"Host put in the rtmp_url handed to push cameras (the port is the one of rtmp.addr). Defaults to the host of http.public_url."`
+}
+
+// P2PConfig is the p2p section (P2P cameras through a gateway).
+type P2PConfig struct {
+	Resolver      string   `yaml:"resolver" secret:"url" doc:"How a P2P camera's serial, password and stream become a stream URL: a URL template with {serial} {user} {password} {stream} {camera} (rtsp, rtsps, rtmp or rtmps, e.g. rtsp://{user}:{password}@gateway:8554/{serial}/{stream}), or the http(s) URL of a lookup service. Empty: P2P cameras fail with ERRO PERMANENTE."`
+	User          string   `yaml:"user" default:"admin" doc:"{user} of P2P cameras whose URL names none."`
+	LookupTimeout Duration `yaml:"lookup_timeout" default:"10s" doc:"Timeout of one request to the P2P lookup service."`
+}
+
+// RetentionConfig is the retention section (history_days expiry).
+type RetentionConfig struct {
+	Enabled       bool     `yaml:"enabled" default:"true" doc:"Delete each camera's objects after its history_days (one node of the cluster sweeps at a time)."`
+	SweepInterval Duration `yaml:"sweep_interval" default:"1h" doc:"Time between two retention sweeps."`
+	Lifecycle     bool     `yaml:"lifecycle" default:"true" doc:"Install S3 lifecycle expiry rules (by the retention-days object tag) where the store supports them; the sweeper runs as well."`
+}
+
+// ExportConfig is the export section (downloadable videos).
+type ExportConfig struct {
+	Enabled       bool     `yaml:"enabled" default:"true" doc:"Run downloadable video jobs from the vigia.jobs.export work queue on this node."`
+	MaxRange      Duration `yaml:"max_range" default:"24h" doc:"Longest time range of one downloadable video."`
+	MaxConcurrent int      `yaml:"max_concurrent" default:"2" doc:"Downloadable video jobs this node runs at once."`
+	MaxAge        Duration `yaml:"max_age" default:"0s" doc:"Downloadable videos are removed this long after they are made; 0 keeps them until removed."`
+}
+
+// validateRetentionExport checks the retention and export sections.
+func (c *Config) validateRetentionExport(v *validator) {
+	v.positive("retention.sweep_interval", c.Retention.SweepInterval)
+	v.positive("export.max_range", c.Export.MaxRange)
+	if c.Export.MaxConcurrent < 1 {
+		v.add("export.max_concurrent", fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, c.Export.MaxConcurrent))
+	}
+	if c.Export.MaxAge < 0 {
+		v.add("export.max_age", fmt.Errorf("%w %s (want 0 or more)", ErrInvalidValue, c.Export.MaxAge))
+	}
 }

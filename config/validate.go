@@ -32,6 +32,7 @@ func (c *Config) Validate() error {
 	c.validateStorage(v)
 	c.validateNATS(v)
 	c.validateRecording(v)
+	c.validateRetentionExport(v)
 	v.positive("ingest.read_timeout", c.Ingest.ReadTimeout)
 	if !(c.Ingest.ConnectRate > 0) {
 		v.add("ingest.connect_rate", fmt.Errorf("%w %v (want more than 0)", ErrInvalidValue, c.Ingest.ConnectRate))
@@ -42,6 +43,7 @@ func (c *Config) Validate() error {
 	}
 	v.oneOf("synth.codec", c.Synth.Codec, "h264", "h265", "mixed")
 	c.validateCameras(v)
+	c.validateAPI(v)
 	return errors.Join(v.errs...)
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // cameraID is the form of a camera id.
@@ -24,8 +25,8 @@ func (c *Config) validateCameras(v *validator) {
 		}
 		if cam.URL == "" {
 			v.add(key("url"), ErrRequired)
-		} else {
-			v.url(key("url"), cam.URL, "rtsp", "rtsps", "rtmp", "rtmps")
+		} else if !strings.HasPrefix(strings.ToLower(cam.URL), "rtmp-push:") {
+			v.url(key("url"), cam.URL, "rtsp", "rtsps", "rtmp", "rtmps", "p2p")
 		}
 		if cam.Transport != "" {
 			v.oneOf(key("transport"), cam.Transport, "tcp", "udp", "auto")

@@ -72,5 +72,11 @@ func NewRecorder(reg prometheus.Registerer, spoolBytes, spoolOldestSeconds func(
 	reg.MustRegister(m.CamerasByStatus, m.BytesReceived, m.FramesReceived, m.FramesDropped, m.DecodeErrors,
 		m.SegmentsWritten, m.SegmentsFailed, m.SegmentsDropped, m.UploadLatency, m.SpoolBytes, m.SpoolOldest,
 		m.Reconnects, m.ConnectAttempts, m.Panics, m.StatusPublishFail)
+	// Known reasons are exported at 0 from the start, so a rate or an alert
+	// on them has a series before the first drop.
+	for _, r := range []string{"queue_full", "no_keyframe", "no_params", "spool_write"} {
+		m.FramesDropped.WithLabelValues(r)
+	}
+	m.SegmentsDropped.WithLabelValues("spool_full")
 	return m
 }

@@ -26,11 +26,17 @@ const usage = `vigia: camera recording engine
 Usage:
   vigia serve     [--config FILE] [--KEY VALUE ...]   everything in one process (embedded NATS, fs storage)
   vigia recorder  [--config FILE] [--KEY VALUE ...]   a recorder node (external NATS and S3 in production)
-  vigia api       [--config FILE]                      the HTTP interface of the service (not built yet)
+  vigia api       [--config FILE] [--KEY VALUE ...]   the service's HTTP interface (database, NATS, storage; no recorder)
   vigia synthcam  [--addr HOST:PORT] [--cameras N] [--codec h264|h265|mixed]
                                                        synthetic RTSP cameras
   vigia bench     [flags]                              records N synthetic cameras and prints the cost
+  vigia export    --config FILE --camera ID --from FROM --to TO --out FILE.mp4
+                                                       one video from recordings in storage (FROM, TO: Unix ms or RFC 3339)
   vigia config check FILE                              validates a configuration file
+  vigia cameras   [--config FILE] [--json]             cameras of the cluster with status and node (from NATS)
+  vigia doctor    [--config FILE] [--KEY VALUE ...]   checks FFmpeg, storage, NATS, clock and spool space
+  vigia nats      [--config FILE] [--nats.listen H:P] a standalone NATS server with JetStream (no nats-server needed)
+  vigia probe     URL                                  exits 0 when URL answers 2xx (container health checks)
   vigia version
 
 Configuration keys, their environment variables and flags: docs/config.md.
@@ -48,17 +54,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "serve":
-		err = runNode(args[1:], app.Mode{Name: "serve", Recorder: true, Synth: true, Cluster: true}, stdout)
+		err = runNode(args[1:], app.Mode{Name: "serve", Recorder: true, Synth: true, Cluster: true, API: true}, stdout)
 	case "recorder":
 		err = runNode(args[1:], app.Mode{Name: "recorder", Recorder: true, Cluster: true}, stdout)
 	case "api":
-		err = errors.New("the api command is not built yet: the service's HTTP interface is planned (see README)")
+		err = runNode(args[1:], app.Mode{Name: "api", API: true}, stdout)
 	case "synthcam":
 		err = runSynthcam(args[1:], stdout)
 	case "bench":
 		err = runBench(args[1:], stdout)
+	case "export":
+		err = runExport(args[1:], stdout, stderr)
 	case "config":
 		err = runConfig(args[1:], stdout)
+	case "cameras":
+		err = runCameras(args[1:], stdout)
+	case "doctor":
+		err = runDoctor(args[1:], stdout)
+	case "nats":
+		err = runNATS(args[1:], stdout)
+	case "probe":
+		err = runProbe(args[1:], stdout)
 	case "version":
 		fmt.Fprintln(stdout, version())
 		return 0
@@ -126,6 +142,9 @@ func runNode(args []string, mode app.Mode, stdout io.Writer) error {
 	a, err := app.New(startCtx, cfg, mode, log)
 	if err != nil {
 		return err
+	}
+	if t := a.GeneratedOperatorToken(); t != "" {
+		fmt.Fprintf(stdout, "operator token (generated and stored under data_dir; shown once): %s\n", t)
 	}
 	fmt.Fprintf(stdout, "vigia %s running: open %s/ (recordings page), %s/readyz, %s/metrics\n", mode.Name, a.URL(), a.URL(), a.URL())
 	<-ctx.Done()

@@ -1,0 +1,251 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/api"
+	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/cluster"
+	"github.com/vigia/vigia/export"
+	"github.com/vigia/vigia/live"
+)
+
+// eventsDurable is the durable consumer API nodes share to store events.
+const eventsDurable = "api-events"
+
+// liveURLExpiry is how long a live URL handed out by the API stays valid.
+const liveURLExpiry = 6 * time.Hour
+
+// apiPart is the running HTTP interface of the service.
+type apiPart struct {
+	db         *db.DB
+	srv        *api.Server
+	stopEvents context.CancelFunc
+	eventsDone chan struct{}
+}
+
+// startAPI opens the database (migrations applied), builds the API server
+// and starts storing events. Its routes are mounted by serveHTTP.
+func (a *App) startAPI(ctx context.Context) error {
+	cfg := a.cfg
+	tokens, generated, err := loadOperatorToken(cfg.OperatorToken, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	a.generatedToken = generated
+	d, err := db.Open(ctx, cfg.Database.URL, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	a.api = &apiPart{db: d}
+	loc, err := time.LoadLocation(cfg.API.Timezone)
+	if err != nil {
+		return fmt.Errorf("api.timezone: %w", err)
+	}
+	srv, err := api.New(api.Config{
+		DB: d, Store: a.store, Registry: a.bus, Status: a.bus,
+		Live:       apiLive{a},
+		Snapshots:  apiSnapshots{a.bus},
+		SnapshotAt: apiSnapshotAt{a},
+		Exporter:   a.countExports(apiExporter{jobs: export.NewJobs(a.bus, a.store, time.Duration(a.cfg.Export.MaxRange))}),
+		Secret:     a.secret, OperatorTokens: tokens, Info: api.CreationInfoFrom(cfg.API),
+		PublicURL: a.URL(), RTMPURL: cfg.API.RTMPURL, SignedURLExpiry: time.Duration(cfg.Storage.SignedURLExpiry),
+		AllowPrivateNetworks: cfg.Ingest.AllowPrivateNetworks, BodyLimit: int64(cfg.API.BodyLimit),
+		DigestGrace: time.Duration(cfg.API.DigestGrace), Location: loc, MaxVideoDuration: time.Duration(cfg.API.MaxVideoDuration),
+		LoginAttempts: cfg.API.LoginAttempts, LoginWindow: time.Duration(cfg.API.LoginWindow),
+		Log: a.log.With(zap.String("component", "api")),
+	})
+	if err != nil {
+		return err
+	}
+	a.api.srv = srv
+	if err := srv.SyncRegistry(ctx); err != nil {
+		return fmt.Errorf("api: camera registry: %w", err)
+	}
+	evCtx, cancel := context.WithCancel(context.Background())
+	a.api.stopEvents, a.api.eventsDone = cancel, make(chan struct{})
+	go func() { // exits when stopEvents is called (Close)
+		defer close(a.api.eventsDone)
+		for evCtx.Err() == nil {
+			err := a.bus.ConsumeEvents(evCtx, eventsDurable, func(ctx context.Context, e bus.Event) error {
+				return srv.StoreEvent(ctx, api.EventIn{ID: e.ID, Camera: e.Camera, Type: e.Type, At: time.UnixMilli(e.AtMs), ImageKey: e.ImageKey})
+			})
+			if err != nil && evCtx.Err() == nil {
+				a.log.Warn("events consumer stopped; restarting", zap.Error(err))
+				select {
+				case <-evCtx.Done():
+				case <-time.After(2 * time.Second):
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// GeneratedOperatorToken returns the operator token generated under
+// data_dir by this start (the first start without one configured), to be
+// printed once; "" otherwise.
+func (a *App) GeneratedOperatorToken() string { return a.generatedToken }
+
+// closeAPI stops storing events and closes the database.
+func (a *App) closeAPI() {
+	if a.api == nil {
+		return
+	}
+	if a.api.stopEvents != nil {
+		a.api.stopEvents()
+		<-a.api.eventsDone
+	}
+	if err := a.api.db.Close(); err != nil {
+		a.log.Warn("close database", zap.Error(err))
+	}
+}
+
+// loadOperatorToken returns the configured operator tokens (comma-separated),
+// or the one kept under dataDir, generating it on first use; generated is
+// the new token when one was just made, to print once.
+func loadOperatorToken(configured, dataDir string) (tokens []string, generated string, err error) {
+	if configured != "" {
+		for _, t := range strings.Split(configured, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				tokens = append(tokens, t)
+			}
+		}
+		return tokens, "", nil
+	}
+	path := filepath.Join(dataDir, "operator_token")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		t := strings.TrimSpace(string(b))
+		if len(t) < 32 {
+			return nil, "", fmt.Errorf("operator token file %s is too short", path)
+		}
+		return []string{t}, "", nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", fmt.Errorf("read operator token: %w", err)
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, "", err
+	}
+	t := "vgo_" + hex.EncodeToString(raw)
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return nil, "", fmt.Errorf("create data dir: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
+		return nil, "", fmt.Errorf("write operator token: %w", err)
+	}
+	return []string{t}, t, nil
+}
+
+// apiLive finds the node recording a camera (its lease in the assign
+// bucket, the node's address in the nodes bucket) and signs a live URL
+// there; without the cluster, this node when it records the camera.
+type apiLive struct{ a *App }
+
+func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool) (string, string, error) {
+	a := l.a
+	exp := time.Now().Add(liveURLExpiry)
+	if a.live != nil && a.rec != nil {
+		if _, ok := a.rec.Status(camera); ok {
+			return live.URL(a.URL(), a.secret, camera, exp), a.URL(), nil
+		}
+	}
+	// Another node (or, on an API node, any recorder) holds the camera.
+	raw, _, err := a.bus.KVGet(ctx, bus.BucketAssign, camera)
+	if err != nil {
+		return "", "", nil // not assigned: not recorded anywhere now
+	}
+	var lease cluster.Lease
+	if json.Unmarshal(raw, &lease) != nil || lease.Node == "" {
+		return "", "", nil
+	}
+	raw, _, err = a.bus.KVGet(ctx, bus.BucketNodes, lease.Node)
+	if err != nil {
+		return "", "", nil
+	}
+	var info cluster.NodeInfo
+	if json.Unmarshal(raw, &info) != nil || info.LiveURL == "" {
+		return "", "", nil
+	}
+	base := strings.TrimRight(info.LiveURL, "/")
+	return live.URL(base, a.secret, camera, exp), base, nil
+}
+
+// apiSnapshots asks the node recording a camera for a snapshot over NATS
+// (vigia.snapshot.{camera}); the reply is JSON {"key": "...", "error": "..."}.
+type apiSnapshots struct{ b *bus.Bus }
+
+func (s apiSnapshots) TakeSnapshot(ctx context.Context, camera string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	data, err := s.b.RequestSnapshot(ctx, camera)
+	if err != nil {
+		return "", err
+	}
+	var reply struct {
+		Key   string `json:"key"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(data, &reply); err != nil {
+		return "", fmt.Errorf("snapshot reply: %w", err)
+	}
+	if reply.Error != "" || reply.Key == "" {
+		return "", fmt.Errorf("snapshot: %s", reply.Error)
+	}
+	return reply.Key, nil
+}
+
+// apiExporter submits downloadable video jobs through the export package
+// (JetStream work queue, state in the exports bucket).
+type apiExporter struct {
+	jobs *export.Jobs
+}
+
+func (e apiExporter) Submit(ctx context.Context, j api.Job) error {
+	id, err := strconv.ParseInt(j.ID, 10, 64)
+	if err != nil {
+		return fmt.Errorf("export job: bad id %q", j.ID)
+	}
+	_, err = e.jobs.Submit(ctx, export.Job{ID: id, Camera: j.Camera, StartMs: j.StartMs, EndMs: j.EndMs, Description: j.Description})
+	return err
+}
+
+func (e apiExporter) State(ctx context.Context, id string) (api.JobState, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return api.JobState{}, fmt.Errorf("export state: bad id %q", id)
+	}
+	st, err := e.jobs.Get(ctx, n)
+	if err != nil {
+		return api.JobState{}, err
+	}
+	return api.JobState{Status: st.Status, Key: st.Key}, nil
+}
+
+// apiSnapshotAt decodes the recorded frame at a time, on this node, from
+// storage (thumbs.SnapshotAt).
+type apiSnapshotAt struct{ a *App }
+
+func (s apiSnapshotAt) SnapshotAt(ctx context.Context, camera string, ts time.Time) (string, error) {
+	key, _, err := s.a.SnapshotAt(ctx, camera, ts)
+	if errors.Is(err, errNoSegment) {
+		return "", nil
+	}
+	return key, err
+}

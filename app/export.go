@@ -1,0 +1,113 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"image/jpeg"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/export"
+	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/thumbs/decoder"
+)
+
+// exportThumbWidth is the width of a downloadable video's thumbnail.
+const exportThumbWidth = 320
+
+// startExport starts the downloadable video workers of this node.
+func (a *App) startExport(ctx context.Context) error {
+	if !a.cfg.Export.Enabled {
+		return nil
+	}
+	var thumb func(context.Context, *export.Keyframe) ([]byte, error)
+	if decoder.Available() {
+		thumb = keyframeJPEG
+	}
+	s, err := export.Start(ctx, export.ServiceConfig{
+		Bus:           a.bus,
+		Store:         a.store,
+		Node:          a.cfg.NodeID,
+		MaxConcurrent: a.cfg.Export.MaxConcurrent,
+		MaxRange:      time.Duration(a.cfg.Export.MaxRange),
+		MaxAge:        time.Duration(a.cfg.Export.MaxAge),
+		Thumbnail:     thumb,
+		Log:           a.log.With(zap.String("component", "export")),
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	a.export = s
+	return nil
+}
+
+// Exports returns the downloadable video job client, nil when this node
+// runs no export service.
+func (a *App) Exports() *export.Jobs {
+	if a.export == nil {
+		return nil
+	}
+	return a.export.Jobs()
+}
+
+// closeExport stops the workers; running jobs go back to the queue.
+func (a *App) closeExport() {
+	if a.export != nil {
+		a.export.Close()
+	}
+}
+
+// keyframeJPEG decodes a clip's first keyframe (with its parameter sets)
+// and encodes it as the video's thumbnail.
+func keyframeJPEG(_ context.Context, kf *export.Keyframe) ([]byte, error) {
+	d, err := decoder.New(kf.Codec, decoder.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	var nalus [][]byte
+	for _, ps := range [][]byte{kf.VPS, kf.SPS, kf.PPS} {
+		if len(ps) > 0 {
+			nalus = append(nalus, ps)
+		}
+	}
+	ok, err := d.DecodeStill(append(nalus, kf.NALUs...))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, decoder.ErrNoPicture
+	}
+	img, err := d.YCbCr(exportThumbWidth)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// OpenStore opens the configured storage backend alone (for `vigia
+// export`, which reads recordings without running a node). The fs backend
+// gets no usable signed URLs: nothing is served.
+func OpenStore(ctx context.Context, cfg *config.Config, log *zap.Logger) (storage.Store, error) {
+	c := *cfg
+	if c.HTTP.PublicURL == "" {
+		c.HTTP.PublicURL = "http://127.0.0.1"
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	a := &App{cfg: &c, log: log, secret: secret}
+	if err := a.openStorage(ctx); err != nil {
+		return nil, err
+	}
+	return a.store, nil
+}

@@ -1,0 +1,105 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/motion"
+	"github.com/vigia/vigia/recorder"
+	"github.com/vigia/vigia/storage"
+)
+
+// motionMessage is the JSON of a motion event on vigia.events.{camera}.5:
+// the fields every event carries (bus.Event) and the motion interval.
+type motionMessage struct {
+	bus.Event
+	// EndMs is the media time of the last picture with motion, Unix ms.
+	EndMs int64 `json:"end_ms"`
+	// Area is the largest share of the picture that moved (0 to 1).
+	Area float64 `json:"area"`
+	// Node is the node that detected it.
+	Node string `json:"node,omitempty"`
+}
+
+func (a *App) startMotion() recorder.ConsumerFactory {
+	cfg := a.cfg.Motion
+	if !cfg.Enabled {
+		return nil
+	}
+	settings := motion.Settings{
+		Sensitivity: cfg.Sensitivity,
+		MinDuration: time.Duration(cfg.MinDuration),
+		MaxDuration: time.Duration(cfg.MaxDuration),
+	}
+	svc := motion.NewService(motion.Config{
+		Settings: func(string) motion.Settings { return settings },
+		Publish:  a.publishMotion,
+		Log:      a.log.With(zap.String("component", "motion")),
+	})
+	a.motion = svc
+	a.registerMotionMetrics(svc)
+	if !svc.Available() {
+		return nil
+	}
+	return func(camera string) recorder.Consumer {
+		if c := svc.Consumer(camera); c != nil {
+			return c
+		}
+		return nil
+	}
+}
+
+// publishMotion stores the event image, then queues the event on the
+// outbox with its id as Nats-Msg-Id.
+func (a *App) publishMotion(ev motion.Event) error {
+	msg := motionMessage{
+		Event: bus.Event{ID: ev.ID, Camera: ev.Camera, Type: motion.EventType, AtMs: ev.Start.UnixMilli()},
+		EndMs: ev.End.UnixMilli(), Area: ev.Area, Node: a.cfg.NodeID,
+	}
+	if len(ev.Image) > 0 {
+		key := storage.EventImageKey(ev.Camera, ev.ID)
+		if key == "" {
+			return fmt.Errorf("event %s of camera %q: no image key", ev.ID, ev.Camera)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := a.store.Put(ctx, key, bytes.NewReader(ev.Image), int64(len(ev.Image)), storage.PutOptions{ContentType: "image/jpeg"})
+		cancel()
+		if err != nil {
+			a.log.Warn("motion event image not stored", zap.String("camera", ev.Camera), zap.String("event", ev.ID), zap.Error(err))
+		} else {
+			msg.ImageKey = key
+		}
+	}
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	return a.outbox.Enqueue(bus.EventSubject(ev.Camera, motion.EventType), data, ev.ID)
+}
+
+func (a *App) registerMotionMetrics(svc *motion.Service) {
+	counter := func(name, help string, f func(motion.Stats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return f(svc.Stats()) })
+	}
+	a.reg.MustRegister(
+		counter("vigia_motion_events_total", "Motion events published.",
+			func(s motion.Stats) float64 { return float64(s.Events) }),
+		counter("vigia_motion_publish_errors_total", "Motion events that could not be queued for NATS.",
+			func(s motion.Stats) float64 { return float64(s.PublishErrors) }),
+		counter("vigia_motion_dropped_units_total", "Video units not analysed because a camera's motion queue was full.",
+			func(s motion.Stats) float64 { return float64(s.Dropped) }),
+		counter("vigia_motion_triggers_total", "Times the frame-size trigger started decoding.",
+			func(s motion.Stats) float64 { return float64(s.Looks) }),
+		counter("vigia_motion_decoded_frames_total", "Frames decoded to confirm motion.",
+			func(s motion.Stats) float64 { return float64(s.Decoded) }),
+		counter("vigia_motion_cpu_seconds_total", "CPU time spent by the motion detectors.",
+			func(s motion.Stats) float64 { return s.CPU.Seconds() }),
+	)
+}

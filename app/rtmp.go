@@ -1,0 +1,75 @@
+package app
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/ingest/rtmp"
+	"github.com/vigia/vigia/ingest/rtsp"
+)
+
+// ingestDrivers builds the source drivers of the recorder by URL scheme:
+// RTSP, RTMP pull, RTMP push (through the node's push server, which it
+// creates) and P2P (resolved to one of the others).
+func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
+	rtspLog := a.log.With(zap.String("component", "rtsp"))
+	rtmpLog := a.log.With(zap.String("component", "rtmp"))
+	conns := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "vigia_rtmp_connections_total", Help: "Connections accepted by the RTMP push server."})
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vigia_rtmp_refused_total", Help: "RTMP publishers refused, by reason."}, []string{"reason"})
+	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vigia_rtmp_errors_total", Help: "RTMP push connections closed for bad input, by reason."}, []string{"reason"})
+	a.reg.MustRegister(conns, refused, errs)
+	a.rtmp = rtmp.NewServer(rtmp.ServerConfig{
+		Addr:          a.cfg.RTMP.Addr,
+		Secret:        a.secret,
+		ReadTimeout:   time.Duration(a.cfg.Ingest.ReadTimeout),
+		OnConnection:  conns.Inc,
+		OnRefused:     func(r string) { refused.WithLabelValues(r).Inc() },
+		OnError:       func(r string) { errs.WithLabelValues(r).Inc() },
+		OnDecodeError: decodeErr,
+		Log:           rtmpLog,
+	})
+	reg := ingest.Registry{
+		"rtsp":      rtsp.Driver(rtspLog, decodeErr),
+		"rtsps":     rtsp.Driver(rtspLog, decodeErr),
+		"rtmp":      rtmp.Driver(rtmpLog, decodeErr),
+		"rtmps":     rtmp.Driver(rtmpLog, decodeErr),
+		"rtmp-push": rtmp.PushDriver(a.rtmp),
+	}
+	reg["p2p"] = a.p2pDriver(reg)
+	return reg
+}
+
+// RTMPServer returns the node's RTMP push server, nil when the mode has no
+// recorder. It listens once a push camera runs (or after Listen).
+func (a *App) RTMPServer() *rtmp.Server { return a.rtmp }
+
+// PushURL returns the rtmp_url of a push camera recorded by this node:
+// rtmp://{rtmp.public_host or the host of http.public_url}:{port of
+// rtmp.addr}/live/{camera}?key={key}.
+func (a *App) PushURL(camera string) string {
+	host := a.cfg.RTMP.PublicHost
+	if host == "" {
+		if u, err := url.Parse(a.URL()); err == nil {
+			host = u.Hostname()
+		}
+	}
+	addr := a.cfg.RTMP.Addr
+	if a.rtmp != nil && a.rtmp.Addr() != "" {
+		addr = a.rtmp.Addr()
+	}
+	_, p, _ := net.SplitHostPort(addr)
+	port, err := strconv.Atoi(p)
+	if err != nil || port == 0 {
+		port = 1935
+	}
+	return rtmp.PushURL(host, port, a.secret, camera)
+}

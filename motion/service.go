@@ -1,0 +1,211 @@
+package motion
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/thumbs/decoder"
+)
+
+// Config configures a Service.
+type Config struct {
+	// Settings returns a camera's settings; it is called from the camera's
+	// detection goroutine when it starts. It defaults to DefaultSettings
+	// for every camera.
+	Settings func(camera string) Settings
+
+	// Publish is called with each finished event, from the camera's
+	// detection goroutine (a slow Publish delays only that camera's
+	// detection; its queue drops units meanwhile). Required.
+	Publish func(ev Event) error
+
+	// Queue is the number of units waiting for a camera's detector; past it
+	// units are dropped and counted, and detection resumes at the next
+	// keyframe. It defaults to 256 (17 s at 15 fps).
+	Queue int
+
+	// Log is the component's logger. It defaults to a no-op logger.
+	Log *zap.Logger
+}
+
+// Service runs a Detector per camera, each in its own goroutine fed by a
+// bounded queue, so detection never blocks a camera's pipeline.
+type Service struct {
+	cfg       Config
+	available bool
+
+	wg sync.WaitGroup
+
+	events   atomic.Uint64
+	failed   atomic.Uint64
+	dropped  atomic.Uint64
+	looks    atomic.Uint64
+	decoded  atomic.Uint64
+	cpuNanos atomic.Int64
+}
+
+// Stats are the Service's counters since it started.
+type Stats struct {
+	// Events counts events published; PublishErrors those Publish refused.
+	Events, PublishErrors uint64
+	// Dropped counts units not analysed because a camera's queue was full.
+	Dropped uint64
+	// Looks counts triggers (decoding started); Decoded the frames decoded.
+	Looks, Decoded uint64
+	// CPU is the CPU time spent by the detectors (measured on their
+	// threads; Publish is not included).
+	CPU time.Duration
+}
+
+// NewService returns a Service. Without video decoding (a build without
+// cgo) every Consumer is nil.
+func NewService(cfg Config) *Service {
+	if cfg.Settings == nil {
+		cfg.Settings = func(string) Settings { return DefaultSettings() }
+	}
+	if cfg.Queue <= 0 {
+		cfg.Queue = 256
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	return &Service{cfg: cfg, available: decoder.Available()}
+}
+
+// Available reports whether the Service can decode video.
+func (s *Service) Available() bool { return s.available }
+
+// Stats returns the counters.
+func (s *Service) Stats() Stats {
+	return Stats{
+		Events: s.events.Load(), PublishErrors: s.failed.Load(), Dropped: s.dropped.Load(),
+		Looks: s.looks.Load(), Decoded: s.decoded.Load(), CPU: time.Duration(s.cpuNanos.Load()),
+	}
+}
+
+// Close waits for every camera's goroutine to exit; the recorder closes
+// the consumers first.
+func (s *Service) Close() { s.wg.Wait() }
+
+// item is one message from the pipeline to a camera's detector.
+type item struct {
+	codec media.Codec // set: a new run with this video codec
+	unit  *media.Unit
+	gap   bool // units were dropped before this one
+}
+
+// Consumer feeds one camera's detector (it satisfies recorder.Consumer).
+type Consumer struct {
+	s       *Service
+	camera  string
+	ch      chan item
+	video   int
+	gap     bool
+	done    chan struct{}
+	closeMu sync.Once
+}
+
+// Consumer starts camera's detector and returns its consumer, or nil when
+// the Service cannot decode video.
+func (s *Service) Consumer(camera string) *Consumer {
+	if !s.available {
+		return nil
+	}
+	c := &Consumer{s: s, camera: camera, ch: make(chan item, s.cfg.Queue), video: -1, done: make(chan struct{})}
+	s.wg.Add(1)
+	go c.run()
+	return c
+}
+
+// Tracks starts a new run of the source.
+func (c *Consumer) Tracks(tracks []*media.Track) {
+	c.video = -1
+	codec := media.Codec("")
+	for i, t := range tracks {
+		if t.Codec.IsVideo() {
+			c.video, codec = i, t.Codec
+			break
+		}
+	}
+	c.push(item{codec: codec})
+}
+
+// Unit queues a video unit; it never blocks.
+func (c *Consumer) Unit(u *media.Unit) {
+	if u.Track != c.video || c.video < 0 {
+		return
+	}
+	c.push(item{unit: u})
+}
+
+func (c *Consumer) push(it item) {
+	it.gap = c.gap
+	select {
+	case c.ch <- it:
+		c.gap = false
+	default:
+		c.gap = true
+		if n := c.s.dropped.Add(1); n == 1 || n%10000 == 0 {
+			c.s.cfg.Log.Warn("motion queue full, units dropped", zap.String("camera", c.camera), zap.Uint64("dropped", n))
+		}
+	}
+}
+
+// Close stops the camera's detector after the queued units; an open event
+// is published if it lasted long enough.
+func (c *Consumer) Close() {
+	c.closeMu.Do(func() { close(c.ch) })
+	<-c.done
+}
+
+// run is the camera's detection goroutine; it exits when the consumer is
+// closed.
+func (c *Consumer) run() {
+	defer c.s.wg.Done()
+	defer close(c.done)
+	d := NewDetector(c.camera, c.s.cfg.Settings(c.camera))
+	for it := range c.ch {
+		evs := c.measure(d, it)
+		c.publish(evs)
+	}
+	c.publish(d.Close())
+}
+
+// measure runs one item through the detector on a locked thread and adds
+// the thread's CPU time to the Service's total.
+func (c *Consumer) measure(d *Detector, it item) []Event {
+	runtime.LockOSThread()
+	c0 := decoder.ThreadCPU()
+	looks, decoded := d.looks, d.decoded
+	var evs []Event
+	switch {
+	case it.unit == nil:
+		evs = d.SetCodec(it.codec)
+	default:
+		if it.gap {
+			d.Gap()
+		}
+		evs = d.Unit(it.unit)
+	}
+	c.s.cpuNanos.Add(int64(decoder.ThreadCPU() - c0))
+	runtime.UnlockOSThread()
+	c.s.looks.Add(d.looks - looks)
+	c.s.decoded.Add(d.decoded - decoded)
+	return evs
+}
+
+func (c *Consumer) publish(evs []Event) {
+	for _, ev := range evs {
+		if err := c.s.cfg.Publish(ev); err != nil {
+			c.s.failed.Add(1)
+			c.s.cfg.Log.Warn("motion event not published", zap.String("camera", c.camera), zap.String("event", ev.ID), zap.Error(err))
+			continue
+		}
+		c.s.events.Add(1)
+	}
+}

@@ -1,0 +1,76 @@
+package thumbs
+
+import (
+	"time"
+
+	"github.com/vigia/vigia/media"
+)
+
+// Consumer receives one camera's media from its pipeline goroutine (it
+// satisfies recorder.Consumer). Its calls only note keyframes and queue
+// thumbnails; they never block.
+type Consumer struct {
+	s   *Service
+	cam *camState
+
+	video    int
+	codec    media.Codec
+	have     bool
+	lastSlot int64 // interval index of the last minute thumbnail
+	lastHour int64 // hour index of the last hourly thumbnail
+}
+
+// Consumer returns camera's consumer, or nil when the Service cannot
+// decode video. The camera's newest keyframe becomes available to
+// Snapshot.
+func (s *Service) Consumer(camera string) *Consumer {
+	if !s.available {
+		return nil
+	}
+	return &Consumer{s: s, cam: s.register(camera), video: -1}
+}
+
+// Tracks starts a new run of the source.
+func (c *Consumer) Tracks(tracks []*media.Track) {
+	c.video, c.codec = -1, ""
+	for i, t := range tracks {
+		if t.Codec.IsVideo() {
+			c.video, c.codec = i, t.Codec
+			return
+		}
+	}
+}
+
+// Unit notes a keyframe and queues a thumbnail when it is the first of an
+// interval or an hour (by the unit's wall-clock time).
+func (c *Consumer) Unit(u *media.Unit) {
+	if u.Track != c.video || !u.Key || len(u.NALUs) == 0 {
+		return
+	}
+	c.cam.setKeyframe(u, c.codec)
+	t := u.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	slot := floorDiv(t.UnixNano(), int64(c.s.cfg.Interval))
+	hour := floorDiv(t.Unix(), 3600)
+	minute := !c.have || slot != c.lastSlot
+	hourly := !c.have || hour != c.lastHour
+	c.have, c.lastSlot, c.lastHour = true, slot, hour
+	if minute || hourly {
+		c.s.enqueue(job{cam: c.cam, unit: u, codec: c.codec, t: t, minute: minute, hourly: hourly})
+	}
+}
+
+// Close forgets the camera.
+func (c *Consumer) Close() {
+	c.s.unregister(c.cam)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,121 @@
+package thumbs
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/thumbs/decoder"
+)
+
+// Service makes the thumbnails and snapshots of every camera of a node.
+// It is safe for concurrent use.
+type Service struct {
+	cfg       Config
+	available bool
+
+	jobs    chan job
+	closing chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+
+	mu   sync.Mutex
+	cams map[string]*camState
+
+	snapMu  sync.Mutex
+	snapDec map[media.Codec]*decoder.Decoder
+
+	stored       [3]atomic.Uint64 // by kindIndex
+	dropped      atomic.Uint64
+	decodeErrors atomic.Uint64
+	storeErrors  atomic.Uint64
+	cpuNanos     atomic.Int64
+}
+
+// Stats are the Service's counters since it started.
+type Stats struct {
+	// Minute, Hourly and Snapshots count the images stored.
+	Minute, Hourly, Snapshots uint64
+	// Dropped counts thumbnails not made because the queue was full.
+	Dropped uint64
+	// DecodeErrors counts keyframes that could not be decoded or encoded.
+	DecodeErrors uint64
+	// StoreErrors counts images that could not be stored.
+	StoreErrors uint64
+	// Queued is the number of thumbnails waiting for a worker.
+	Queued int
+	// CPU is the CPU time spent decoding, scaling and encoding (measured
+	// on the worker's thread; storing is not included).
+	CPU time.Duration
+}
+
+// New starts a Service. Without video decoding (a build without cgo) it
+// logs so once and every Consumer is nil; Available reports false.
+func New(cfg Config) *Service {
+	cfg = cfg.withDefaults()
+	s := &Service{
+		cfg:       cfg,
+		available: decoder.Available(),
+		jobs:      make(chan job, cfg.Queue),
+		closing:   make(chan struct{}),
+		cams:      make(map[string]*camState),
+		snapDec:   make(map[media.Codec]*decoder.Decoder),
+	}
+	if !s.available {
+		cfg.Log.Warn("thumbnails, snapshots and motion detection unavailable: this binary was built without cgo (libavcodec)")
+		return s
+	}
+	for i := 0; i < cfg.Workers; i++ {
+		s.wg.Add(1)
+		go s.work()
+	}
+	return s
+}
+
+// Available reports whether the Service can decode video.
+func (s *Service) Available() bool { return s.available }
+
+// Stats returns the counters.
+func (s *Service) Stats() Stats {
+	return Stats{
+		Minute:       s.stored[kindIndex(KindMinute)].Load(),
+		Hourly:       s.stored[kindIndex(KindHourly)].Load(),
+		Snapshots:    s.stored[kindIndex(KindSnapshot)].Load(),
+		Dropped:      s.dropped.Load(),
+		DecodeErrors: s.decodeErrors.Load(),
+		StoreErrors:  s.storeErrors.Load(),
+		Queued:       len(s.jobs),
+		CPU:          time.Duration(s.cpuNanos.Load()),
+	}
+}
+
+// Close stops the workers after the image they are making; queued
+// thumbnails are discarded (logged). It blocks until the workers exited.
+func (s *Service) Close() {
+	s.once.Do(func() {
+		close(s.closing)
+		s.wg.Wait()
+		if n := len(s.jobs); n > 0 {
+			s.cfg.Log.Info("queued thumbnails discarded at shutdown", zap.Int("thumbnails", n))
+		}
+		s.snapMu.Lock()
+		for _, d := range s.snapDec {
+			d.Close()
+		}
+		s.snapDec = nil
+		s.snapMu.Unlock()
+	})
+}
+
+func kindIndex(k Kind) int {
+	switch k {
+	case KindMinute:
+		return 0
+	case KindHourly:
+		return 1
+	}
+	return 2
+}
