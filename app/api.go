@@ -47,6 +47,7 @@ func (a *App) startAPI(ctx context.Context) error {
 		return err
 	}
 	a.generatedToken = generated
+	a.opTokens = tokens
 	d, err := db.Open(ctx, cfg.Database.URL, cfg.DataDir)
 	if err != nil {
 		return err

@@ -79,6 +79,8 @@ type App struct {
 	rtmp    *rtmp.Server // RTMP push server, with the recorder
 	synth   *synth.Server
 	live    *live.Server
+
+	opTokens []string // operator tokens, for the node's recordings page
 	node    *cluster.Node
 	static  []ingest.Camera
 	api     *apiPart

@@ -2,13 +2,16 @@ package app
 
 import (
 	"context"
+	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
 	"html/template"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -18,17 +21,46 @@ var pageHTML string
 var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
 
 type pageCamera struct {
-	ID     string
-	Status string
-	Size   string
-	Error  string
+	ID      string
+	Status  string
+	Size    string
+	Error   string
+	LiveURL string
 }
 
-// indexPage lists the node's cameras with their status and plays their
-// recordings from storage.
+// pageAllowed says whether r may see the node's recordings page: always on
+// a `serve` node listening on loopback only (the one-machine development
+// mode), else with an operator token in the query (`token`).
+func (a *App) pageAllowed(r *http.Request) bool {
+	if a.mode.Name == "serve" {
+		if host, _, err := net.SplitHostPort(a.listener.Addr().String()); err == nil {
+			if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+				return true
+			}
+		}
+	}
+	t := r.URL.Query().Get("token")
+	if t == "" {
+		return false
+	}
+	for _, ok := range a.opTokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(ok)) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// indexPage lists the node's cameras with their status, plays their live
+// stream and their recordings from storage.
 func (a *App) indexPage(w http.ResponseWriter, r *http.Request) {
+	if !a.pageAllowed(r) {
+		http.Error(w, "this page needs ?token=OPERATOR_TOKEN", http.StatusUnauthorized)
+		return
+	}
 	var cams []pageCamera
 	if a.rec != nil {
+		exp := time.Now().Add(12 * time.Hour)
 		for _, id := range a.rec.Cameras() {
 			st, ok := a.rec.Status(id)
 			if !ok {
@@ -38,11 +70,18 @@ func (a *App) indexPage(w http.ResponseWriter, r *http.Request) {
 			if st.Width > 0 {
 				pc.Size = strconv.Itoa(st.Width) + "x" + strconv.Itoa(st.Height)
 			}
+			if a.live != nil {
+				pc.LiveURL = live.URL(a.URL(), a.secret, id, exp)
+			}
 			cams = append(cams, pc)
 		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = pageTmpl.Execute(w, map[string]any{"Cameras": cams, "Node": a.cfg.NodeID, "Storage": a.store.Describe()})
+	w.Header().Set("Cache-Control", "no-store")
+	_ = pageTmpl.Execute(w, map[string]any{
+		"Cameras": cams, "Node": a.cfg.NodeID, "Storage": a.store.Describe(),
+		"Token": r.URL.Query().Get("token"), "HLS": a.api != nil,
+	})
 }
 
 // recording is one stored segment, as the recordings page reads it.
@@ -55,6 +94,10 @@ type recording struct {
 // recordingsJSON lists a camera's segments of the last hours (query
 // `hours`, default 1, at most 24) with signed URLs.
 func (a *App) recordingsJSON(w http.ResponseWriter, r *http.Request) {
+	if !a.pageAllowed(r) {
+		http.Error(w, "operator token required", http.StatusUnauthorized)
+		return
+	}
 	cam := r.PathValue("camera")
 	if !storage.ValidCameraID(cam) {
 		http.Error(w, "invalid camera id", http.StatusBadRequest)
