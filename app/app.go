@@ -142,6 +142,13 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 			return a, err
 		}
 	}
+	if len(a.opTokens) == 0 && cfg.OperatorToken != "" {
+		for _, t := range strings.Split(cfg.OperatorToken, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				a.opTokens = append(a.opTokens, t)
+			}
+		}
+	}
 	a.serveHTTP()
 	if mode.Synth && cfg.Synth.Cameras > 0 {
 		if err = a.startSynth(); err != nil {
