@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -24,14 +25,21 @@ func TestFFmpegPublishedStream(t *testing.T) {
 	m := testenv.MinIO(t)
 	r := &relay{}
 	port := testenv.FreePort(t)
-	r.server = &gortsplib.Server{
-		Handler:        r,
-		RTSPAddress:    fmt.Sprintf("127.0.0.1:%d", port),
-		UDPRTPAddress:  fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)&^1),
-		UDPRTCPAddress: "",
+	// UDP needs an even RTP port and the next one for RTCP: try a few pairs.
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		rtpPort := 20000 + 2*rand.IntN(10000)
+		r.server = &gortsplib.Server{
+			Handler:        r,
+			RTSPAddress:    fmt.Sprintf("127.0.0.1:%d", port),
+			UDPRTPAddress:  fmt.Sprintf("127.0.0.1:%d", rtpPort),
+			UDPRTCPAddress: fmt.Sprintf("127.0.0.1:%d", rtpPort+1),
+		}
+		if err = r.server.Start(); err == nil {
+			break
+		}
 	}
-	r.server.UDPRTPAddress, r.server.UDPRTCPAddress = "", ""
-	if err := r.server.Start(); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.server.Close)
@@ -58,8 +66,11 @@ func TestFFmpegPublishedStream(t *testing.T) {
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
-	if err := a.Recorder().Add(ingest.Camera{ID: "ffmpeg", URL: fmt.Sprintf("rtsp://127.0.0.1:%d/live", port), Sound: true, Trusted: true}); err != nil {
-		t.Fatal(err)
+	// The same stream read over TCP and over UDP.
+	for id, tr := range map[string]string{"ffmpeg": "tcp", "ffmpeg-udp": "udp"} {
+		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: fmt.Sprintf("rtsp://127.0.0.1:%d/live", port), Transport: tr, Sound: true, Trusted: true}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	st := openS3(t, c)
 	t.Cleanup(func() {
@@ -76,4 +87,11 @@ func TestFFmpegPublishedStream(t *testing.T) {
 		}
 	}
 	auditContinuity(t, segs, 40*time.Millisecond)
+	udp := waitSegments(t, st, "ffmpeg-udp", 2, 60*time.Second)
+	for _, s := range udp {
+		p := ffprobe(t, download(t, st, s.Key))
+		if p.Video.Codec != "h264" || !p.Video.FirstKey || p.Audio != "aac" {
+			t.Errorf("%s (udp): %+v", s.Key, p)
+		}
+	}
 }
