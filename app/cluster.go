@@ -33,6 +33,13 @@ func (a *App) startCluster(ctx context.Context) error {
 		Load:    func() int { return len(a.rec.Cameras()) },
 		Log:     a.log.With(zap.String("component", "cluster")),
 	})
+	if a.rtmp != nil {
+		// Push cameras come to whichever node their publisher reaches, so
+		// a cluster node listens for them from the start.
+		if err := a.rtmp.Listen(); err != nil {
+			a.log.Warn("rtmp push server not listening", zap.Error(err))
+		}
+	}
 	return a.node.Start(ctx)
 }
 

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"net"
 	"net/url"
 	"strconv"
@@ -35,6 +37,7 @@ func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
 		OnRefused:     func(r string) { refused.WithLabelValues(r).Inc() },
 		OnError:       func(r string) { errs.WithLabelValues(r).Inc() },
 		OnDecodeError: decodeErr,
+		Claim:         a.claimPush,
 		Log:           rtmpLog,
 	})
 	reg := ingest.Registry{
@@ -72,4 +75,13 @@ func (a *App) PushURL(camera string) string {
 		port = 1935
 	}
 	return rtmp.PushURL(host, port, a.secret, camera)
+}
+
+// claimPush moves a push camera to this node when its publisher connects
+// here: the cluster takes its lease, which starts the camera's push source.
+func (a *App) claimPush(ctx context.Context, camera string) error {
+	if a.node == nil {
+		return errors.New("no cluster: only cameras this node records are accepted")
+	}
+	return a.node.Claim(ctx, camera)
 }

@@ -25,6 +25,14 @@ func (st *state) reconcile(ctx context.Context) {
 			}
 			continue
 		}
+		if isPush(c) {
+			// A push camera belongs to the node its publisher reached
+			// (Claim), not to the rendezvous winner.
+			if h != nil && !h.recording && now.Sub(h.renewedOK) < st.cfg.FenceAfter {
+				st.start(id, h)
+			}
+			continue
+		}
 		if h != nil {
 			if win != st.cfg.NodeID && win != "" {
 				st.release(ctx, id, "node "+win+" wins the camera")

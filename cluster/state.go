@@ -48,6 +48,7 @@ type state struct {
 	mine    map[string]*held
 	busy    map[string]bool // a stop is running
 	stops   chan stopped
+	claims  chan claimReq
 
 	mu       sync.Mutex
 	snapshot []string
@@ -69,6 +70,7 @@ func newState(ctx context.Context, cfg Config) (*state, error) {
 		mine:    map[string]*held{},
 		busy:    map[string]bool{},
 		stops:   make(chan stopped, 64),
+		claims:  make(chan claimReq),
 	}
 	if st.cams == nil || st.nodes == nil || st.assign == nil {
 		return nil, errors.New("cluster: nats buckets missing")
@@ -145,6 +147,8 @@ func (st *state) run(ctx context.Context) {
 			st.onLease(e)
 		case s := <-st.stops:
 			delete(st.busy, s.id)
+		case req := <-st.claims:
+			req.done <- st.claim(ctx, req.id)
 		case <-hb.C:
 			if !st.cfg.Bus.Conn().IsConnected() {
 				continue

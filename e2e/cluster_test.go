@@ -89,7 +89,10 @@ func (e *clusterEnv) register(id string) {
 }
 
 // node starts a recorder process.
-func (e *clusterEnv) node(id string) *exec.Cmd {
+func (e *clusterEnv) node(id string) *exec.Cmd { return e.nodeWith(id, "") }
+
+// nodeWith starts a recorder process with extra configuration lines.
+func (e *clusterEnv) nodeWith(id, extra string) *exec.Cmd {
 	dir := filepath.Join(e.t.TempDir(), id)
 	f := filepath.Join(dir, "vigia.yaml")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -103,7 +106,7 @@ security: {secret: %q}
 storage: {backend: s3, endpoint: %q, bucket: %q, access_key: %q, secret_key: %q}
 recording: {segment_duration: 2s}
 ingest: {backoff_max: 2s}
-`, id, dir, e.natsAt, clusterSecret, e.cfg.Storage.Endpoint, e.cfg.Storage.Bucket, e.cfg.Storage.AccessKey, e.cfg.Storage.SecretKey)
+%s`, id, dir, e.natsAt, clusterSecret, e.cfg.Storage.Endpoint, e.cfg.Storage.Bucket, e.cfg.Storage.AccessKey, e.cfg.Storage.SecretKey, extra)
 	if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
 	}

@@ -48,6 +48,12 @@ type ServerConfig struct {
 	// It defaults to 10 seconds.
 	Hold time.Duration
 
+	// Claim, optional, is called when a publisher with a valid key reaches
+	// a node that does not record its camera: it makes this node record it
+	// (the cluster takes the camera's lease here). The publisher then waits
+	// up to Hold for the camera's source.
+	Claim func(ctx context.Context, camera string) error
+
 	// MaxConns caps the connections open at once. It defaults to 1024.
 	MaxConns int
 

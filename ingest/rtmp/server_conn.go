@@ -1,6 +1,7 @@
 package rtmp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -151,9 +152,9 @@ func (s *Server) publish(nc net.Conn, c *wire.Conn, log *zap.Logger, app, appQue
 		return
 	}
 	log = log.With(zap.String("camera", camera))
+	sl := s.claimSlot(camera, log)
 	s.mu.Lock()
-	sl := s.slots[camera]
-	if sl == nil {
+	if sl == nil || s.slots[camera] != sl {
 		s.mu.Unlock()
 		s.refuse(c, log, streamID, RefusedNotRecorded, camera, "camera not recorded on this node")
 		return
@@ -234,6 +235,38 @@ func (s *Server) media(nc net.Conn, c *wire.Conn, streamID uint32, d *demuxer) e
 			if err := d.message(m); err != nil {
 				return fmt.Errorf("camera media: %w", err)
 			}
+		}
+	}
+}
+
+// claimSlot returns camera's slot, first asking the cluster to move the
+// camera here (Claim) when this node does not record it yet.
+func (s *Server) claimSlot(camera string, log *zap.Logger) *slot {
+	s.mu.Lock()
+	sl := s.slots[camera]
+	s.mu.Unlock()
+	if sl != nil || s.cfg.Claim == nil {
+		return sl
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Hold)
+	defer cancel()
+	if err := s.cfg.Claim(ctx, camera); err != nil {
+		log.Info("push camera not claimed for this node", zap.Error(err))
+		return nil
+	}
+	for {
+		s.mu.Lock()
+		sl = s.slots[camera]
+		s.mu.Unlock()
+		if sl != nil {
+			return sl
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.done:
+			return nil
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

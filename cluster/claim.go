@@ -1,0 +1,80 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/vigia/vigia/camera"
+)
+
+// ErrNotPush is returned by Claim for a camera that is not an RTMP push
+// camera.
+var ErrNotPush = errors.New("not an rtmp push camera")
+
+// isPush reports whether c is an RTMP camera that pushes to the cluster
+// (no source URL to pull).
+func isPush(c camera.Config) bool {
+	return c.ConnectionType == camera.RTMP && c.SealedURL == ""
+}
+
+type claimReq struct {
+	id   string
+	done chan error
+}
+
+// Claim takes the lease of push camera id for this node, because its
+// publisher connected here, and starts recording it. The node that held it
+// sees the lease taken and stops.
+func (n *Node) Claim(ctx context.Context, id string) error {
+	if n.state == nil {
+		return ErrClosed
+	}
+	req := claimReq{id: id, done: make(chan error, 1)}
+	select {
+	case n.state.claims <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.done:
+		return ErrClosed
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// claim runs in the loop goroutine.
+func (st *state) claim(ctx context.Context, id string) error {
+	c, ok := st.cameras[id]
+	if !ok {
+		return fmt.Errorf("camera %s is not registered", id)
+	}
+	if !isPush(c) {
+		return ErrNotPush
+	}
+	if c.Blocked {
+		return fmt.Errorf("camera %s is blocked", id)
+	}
+	if h := st.mine[id]; h != nil {
+		if !h.recording {
+			st.start(id, h)
+		}
+		return nil
+	}
+	if st.busy[id] {
+		return fmt.Errorf("camera %s is stopping, retry", id)
+	}
+	if l, ok := st.leases[id]; ok {
+		st.take(ctx, id, l.rev, false)
+	} else {
+		st.take(ctx, id, 0, true)
+	}
+	if h := st.mine[id]; h == nil || !h.recording {
+		return fmt.Errorf("lease of camera %s not taken, retry", id)
+	}
+	st.publishHolding()
+	return nil
+}
