@@ -43,6 +43,13 @@ func isSharedOrReserved(ip netip.Addr) bool {
 // refuses addresses AddressAllowed rejects, so a camera URL (or a redirect)
 // cannot reach internal services.
 func GuardedDialer(allowPrivate bool) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return GuardedDialerFunc(func(ip netip.Addr) bool { return AddressAllowed(ip, allowPrivate) })
+}
+
+// GuardedDialerFunc is GuardedDialer with the address policy given as a
+// function: it resolves the host itself and dials only addresses allowed
+// accepts.
+func GuardedDialerFunc(allowed func(netip.Addr) bool) func(ctx context.Context, network, address string) (net.Conn, error) {
 	d := &net.Dialer{}
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(address)
@@ -55,11 +62,12 @@ func GuardedDialer(allowPrivate bool) func(ctx context.Context, network, address
 		}
 		var lastErr error
 		for _, ip := range ips {
-			if !AddressAllowed(ip, allowPrivate) {
+			ip = ip.Unmap()
+			if !allowed(ip) {
 				lastErr = Permanent(ReasonForbidden, fmt.Errorf("%s resolves to %s", host, ip))
 				continue
 			}
-			c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+			c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
 			if err == nil {
 				return c, nil
 			}

@@ -30,8 +30,8 @@ type demuxer struct {
 
 	codec   media.Codec
 	lenSize int
-	h264p   h264Params
-	h265p   h265Params
+	h264p   ingest.H264Params
+	h265p   ingest.H265Params
 	aac     *mpeg4audio.AudioSpecificConfig
 
 	tracks     []*media.Track
@@ -135,10 +135,10 @@ func (d *demuxer) video(m *wire.Message) error {
 	}
 	var key bool
 	if codec == media.H264 {
-		nalus = d.h264p.apply(nalus)
+		nalus = d.h264p.Apply(nalus)
 		key = h264.IsRandomAccess(nalus)
 	} else {
-		nalus = d.h265p.apply(nalus)
+		nalus = d.h265p.Apply(nalus)
 		key = h265.IsRandomAccess(nalus)
 	}
 	dts := d.vts.unwrap(m.Timestamp)
@@ -183,9 +183,9 @@ func (d *demuxer) videoConfig(codec media.Codec, data []byte) error {
 	}
 	d.codec, d.lenSize = codec, cfg.LengthSize
 	if codec == media.H264 {
-		d.h264p = h264Params{sps: cfg.SPS[0], pps: cfg.PPS[0]}
+		d.h264p = ingest.H264Params{SPS: cfg.SPS[0], PPS: cfg.PPS[0]}
 	} else {
-		d.h265p = h265Params{vps: cfg.VPS[0], sps: cfg.SPS[0], pps: cfg.PPS[0]}
+		d.h265p = ingest.H265Params{VPS: cfg.VPS[0], SPS: cfg.SPS[0], PPS: cfg.PPS[0]}
 	}
 	return nil
 }
@@ -238,9 +238,9 @@ func (d *demuxer) audio(m *wire.Message) error {
 func (d *demuxer) announce(dts int64) error {
 	vt := &media.Track{Codec: d.codec, ClockRate: 90000}
 	if d.codec == media.H264 {
-		vt.SPS, vt.PPS = d.h264p.sps, d.h264p.pps
+		vt.SPS, vt.PPS = d.h264p.SPS, d.h264p.PPS
 	} else {
-		vt.VPS, vt.SPS, vt.PPS = d.h265p.vps, d.h265p.sps, d.h265p.pps
+		vt.VPS, vt.SPS, vt.PPS = d.h265p.VPS, d.h265p.SPS, d.h265p.PPS
 	}
 	tracks := []*media.Track{vt}
 	d.videoIdx, d.audioIdx = 0, -1

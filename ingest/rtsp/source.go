@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,18 @@ type Source struct {
 
 	// OnDecodeError is called for RTP that cannot be decoded. Optional.
 	OnDecodeError func(err error)
+
+	// allowed, when set, replaces the address policy of the dial guard
+	// (tests use it to let one loopback address through).
+	allowed func(netip.Addr) bool
+}
+
+// dialer returns the address guard of the camera's connections.
+func (s *Source) dialer() dialFunc {
+	if s.allowed != nil {
+		return ingest.GuardedDialerFunc(s.allowed)
+	}
+	return ingest.GuardedDialer(s.cfg.AllowPrivateNetworks || s.cam.Trusted)
 }
 
 // New returns an RTSP source for cam.
@@ -90,7 +103,7 @@ func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 		ReadTimeout:  s.cfg.ReadTimeout,
 		WriteTimeout: s.cfg.ReadTimeout,
 		Transport:    tr,
-		DialContext:  ingest.GuardedDialer(s.cfg.AllowPrivateNetworks || s.cam.Trusted),
+		DialContext:  newRedirectGuard(u, s.dialer()).DialContext,
 		UserAgent:    "vigia",
 	}
 	if s.OnDecodeError != nil {
@@ -179,11 +192,13 @@ type reader struct {
 	client        *gortsplib.Client
 	onDecodeError func(error)
 
-	mu       sync.Mutex
-	panicked error
-	lastUnit atomic.Int64
-	start    time.Time
-	startSet sync.Once
+	mu        sync.Mutex
+	panicked  error
+	lastUnit  atomic.Int64
+	errsSince atomic.Int64 // decode errors since the last unit
+
+	clockMu sync.Mutex
+	clock   ingest.Clock // media time → local clock (jumps, rate)
 }
 
 func (r *reader) idleFor() time.Duration {
@@ -196,11 +211,27 @@ func (r *reader) panicErr() error {
 	return r.panicked
 }
 
-// wallTime anchors media times to the local clock at the first unit, so a
-// camera's wrong clock never misplaces recordings.
-func (r *reader) wallTime(pts time.Duration) time.Time {
-	r.startSet.Do(func() { r.start = time.Now().Add(-pts) })
-	return r.start.Add(pts)
+// videoTime maps a video frame's media time through the session's clock:
+// anchored to the local clock at the first frame, so a camera's wrong clock
+// never misplaces recordings, with its jumps absorbed and its rate
+// corrected (ingest.Clock). It returns the output time and its wall time.
+func (r *reader) videoTime(pts time.Duration) (time.Duration, time.Time) {
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	o := r.clock.Video(pts, time.Now())
+	return o, r.clock.Wall(o)
+}
+
+// otherTime maps the media time of another track with the video's mapping.
+// Before the first video frame it reports ok false.
+func (r *reader) otherTime(pts time.Duration) (time.Duration, time.Time, bool) {
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	if !r.clock.Started() {
+		return 0, time.Time{}, false
+	}
+	o := r.clock.Map(pts)
+	return o, r.clock.Wall(o), true
 }
 
 // guard runs f, turning a panic into the end of the session.
@@ -219,6 +250,7 @@ func (r *reader) guard(f func()) {
 }
 
 func (r *reader) decodeError(err error) {
+	r.errsSince.Add(1)
 	if r.onDecodeError != nil {
 		r.onDecodeError(err)
 	}
@@ -237,6 +269,13 @@ func (r *reader) register() {
 			r.registerAAC(m, f, idx)
 		}
 	}
+}
+
+// durationToTicks converts d to ticks of rate per second, rounding down.
+func durationToTicks(d time.Duration, rate int) int64 {
+	sec := int64(d / time.Second)
+	rem := int64(d % time.Second)
+	return sec*int64(rate) + rem*int64(rate)/int64(time.Second)
 }
 
 func ticksToDuration(t int64, rate int) time.Duration {
@@ -260,7 +299,15 @@ func copyAU(au [][]byte) [][]byte {
 	return out
 }
 
+// floodErrors is the number of decode errors between two units past which
+// the second one does not count as the camera being alive: a camera that
+// sends mostly garbage, with a valid-looking unit now and then, is
+// disconnected by the read timeout like one that sends nothing.
+const floodErrors = 50
+
 func (r *reader) deliver(u *media.Unit) {
-	r.lastUnit.Store(time.Now().UnixNano())
+	if r.errsSince.Swap(0) < floodErrors {
+		r.lastUnit.Store(time.Now().UnixNano())
+	}
 	r.sink.Unit(u)
 }

@@ -61,7 +61,7 @@ func (r *reader) registerH264(m *description.Media, f *format.H264, idx int) {
 	}
 	var dts *h264.DTSExtractor
 	sps, pps := f.SafeParams()
-	params := &h264Params{sps: sps, pps: pps}
+	params := &ingest.H264Params{SPS: sps, PPS: pps}
 	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
 		r.guard(func() {
 			pts, ok := r.client.PacketPTS2(m, pkt)
@@ -75,7 +75,11 @@ func (r *reader) registerH264(m *description.Media, f *format.H264, idx int) {
 				}
 				return
 			}
-			au = params.apply(au)
+			if !validH264(au) {
+				r.decodeError(ErrInvalidUnit)
+				return
+			}
+			au = params.Apply(au)
 			key := h264.IsRandomAccess(au)
 			if dts == nil {
 				if !key {
@@ -84,14 +88,15 @@ func (r *reader) registerH264(m *description.Media, f *format.H264, idx int) {
 				dts = &h264.DTSExtractor{}
 				dts.Initialize()
 			}
-			d, err := dts.Extract(au, pts)
+			o, wall := r.videoTime(ticksToDuration(pts, 90000))
+			ot := durationToTicks(o, 90000)
+			d, err := dts.Extract(au, ot)
 			if err != nil {
 				r.decodeError(err)
 				dts = nil
 				return
 			}
-			p := ticksToDuration(pts, 90000)
-			r.deliver(&media.Unit{Track: idx, PTS: p, DTS: ticksToDuration(d, 90000), Time: r.wallTime(p), Key: key, NALUs: copyAU(au)})
+			r.deliver(&media.Unit{Track: idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, NALUs: copyAU(au)})
 		})
 	})
 }
@@ -104,7 +109,7 @@ func (r *reader) registerH265(m *description.Media, f *format.H265, idx int) {
 	}
 	var dts *h265.DTSExtractor
 	vps, sps, pps := f.SafeParams()
-	params := &h265Params{vps: vps, sps: sps, pps: pps}
+	params := &ingest.H265Params{VPS: vps, SPS: sps, PPS: pps}
 	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
 		r.guard(func() {
 			pts, ok := r.client.PacketPTS2(m, pkt)
@@ -118,7 +123,11 @@ func (r *reader) registerH265(m *description.Media, f *format.H265, idx int) {
 				}
 				return
 			}
-			au = params.apply(au)
+			if !validH265(au) {
+				r.decodeError(ErrInvalidUnit)
+				return
+			}
+			au = params.Apply(au)
 			key := h265.IsRandomAccess(au)
 			if dts == nil {
 				if !key {
@@ -127,14 +136,15 @@ func (r *reader) registerH265(m *description.Media, f *format.H265, idx int) {
 				dts = &h265.DTSExtractor{}
 				dts.Initialize()
 			}
-			d, err := dts.Extract(au, pts)
+			o, wall := r.videoTime(ticksToDuration(pts, 90000))
+			ot := durationToTicks(o, 90000)
+			d, err := dts.Extract(au, ot)
 			if err != nil {
 				r.decodeError(err)
 				dts = nil
 				return
 			}
-			p := ticksToDuration(pts, 90000)
-			r.deliver(&media.Unit{Track: idx, PTS: p, DTS: ticksToDuration(d, 90000), Time: r.wallTime(p), Key: key, NALUs: copyAU(au)})
+			r.deliver(&media.Unit{Track: idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, NALUs: copyAU(au)})
 		})
 	})
 }
@@ -160,8 +170,11 @@ func (r *reader) registerAAC(m *description.Media, f *format.MPEG4Audio, idx int
 				return
 			}
 			for i, au := range aus {
-				p := ticksToDuration(pts+int64(i)*1024, rate)
-				r.deliver(&media.Unit{Track: idx, PTS: p, DTS: p, Time: r.wallTime(p), Payload: append([]byte(nil), au...)})
+				p, wall, ok := r.otherTime(ticksToDuration(pts+int64(i)*1024, rate))
+				if !ok {
+					return // before the first video frame
+				}
+				r.deliver(&media.Unit{Track: idx, PTS: p, DTS: p, Time: wall, Payload: append([]byte(nil), au...)})
 			}
 		})
 	})

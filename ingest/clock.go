@@ -1,0 +1,153 @@
+package ingest
+
+import "time"
+
+// Clock defaults.
+const (
+	// DefaultJumpAfter is how far a video timestamp may stray from the
+	// local clock before it is taken for a jump of the camera's clock.
+	DefaultJumpAfter = 3 * time.Second
+
+	// DefaultRateSpan is the shortest stretch of wall time over which the
+	// camera's clock rate is measured.
+	DefaultRateSpan = 10 * time.Second
+
+	// DefaultRateTolerance is the relative difference between the camera's
+	// clock rate and the local clock that is corrected.
+	DefaultRateTolerance = 0.01
+)
+
+// Clock maps the media timestamps of one connection to timestamps that run
+// with the local clock, so that recorded durations are true to wall time
+// whatever the camera's clock does:
+//
+//   - a video timestamp more than JumpAfter away from the local clock (the
+//     camera's clock jumped back, or forward, by any amount) re-anchors the
+//     mapping at the local clock: the output goes on without a step;
+//   - a camera whose timestamps run at another rate than the local clock
+//     (declares 25 fps, sends 21) is measured over RateSpan and its
+//     timestamps are scaled, the offset built up meanwhile being absorbed
+//     over the next span.
+//
+// A camera whose clock agrees with the local clock within RateTolerance
+// keeps its own timestamps untouched (only shifted). Clock is not safe for
+// concurrent use.
+type Clock struct {
+	// JumpAfter defaults to DefaultJumpAfter.
+	JumpAfter time.Duration
+	// RateSpan defaults to DefaultRateSpan.
+	RateSpan time.Duration
+	// RateTolerance defaults to DefaultRateTolerance.
+	RateTolerance float64
+
+	started bool
+	wall0   time.Time     // wall time of output 0
+	mA      time.Duration // media timestamp at the anchor
+	oA      time.Duration // output timestamp at the anchor
+	wA      time.Time     // wall time at the anchor
+	rate    float64       // output per media time
+	lastO   time.Duration // last video output
+	evalAt  time.Time     // last rate evaluation
+
+	jumps, corrections int
+}
+
+func (c *Clock) defaults() {
+	if c.JumpAfter <= 0 {
+		c.JumpAfter = DefaultJumpAfter
+	}
+	if c.RateSpan <= 0 {
+		c.RateSpan = DefaultRateSpan
+	}
+	if c.RateTolerance <= 0 {
+		c.RateTolerance = DefaultRateTolerance
+	}
+}
+
+// Video maps the timestamp of a video frame that arrived at now and
+// updates the mapping (jumps, rate). It returns the output timestamp.
+func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
+	if !c.started {
+		c.defaults()
+		c.started = true
+		c.wall0, c.wA, c.evalAt = now, now, now
+		c.mA, c.oA, c.rate = pts, 0, 1
+		c.lastO = 0
+		return 0
+	}
+	o := c.out(pts)
+	target := now.Sub(c.wall0)
+	lag := target - o
+	if lag > c.JumpAfter || (lag < -c.JumpAfter && target >= c.lastO) {
+		// The camera's clock jumped: go on from the local clock.
+		c.anchor(pts, target, now)
+		c.jumps++
+		o = target
+	} else if now.Sub(c.wA) >= c.RateSpan && now.Sub(c.evalAt) >= c.RateSpan/2 && pts > c.mA {
+		c.evalAt = now
+		measured := float64(now.Sub(c.wA)) / float64(pts-c.mA)
+		if d := measured/c.rate - 1; d > c.RateTolerance || d < -c.RateTolerance || c.rate != 1 {
+			// Scale to the measured rate and absorb the offset built up
+			// over the next span; a camera back to the local rate gets 1.
+			rate := measured
+			if rd := measured - 1; rd <= c.RateTolerance && rd >= -c.RateTolerance {
+				rate = 1
+			}
+			adj := 1 + float64(lag)/float64(c.RateSpan)
+			adj = min(max(adj, 0.5), 1.5)
+			c.anchor(pts, o, now)
+			if rate != 1 || lag > c.JumpAfter/4 || lag < -c.JumpAfter/4 {
+				c.rate = rate * adj
+			} else {
+				c.rate = 1
+			}
+			c.corrections++
+		}
+	}
+	if o > c.lastO {
+		c.lastO = o
+	}
+	return o
+}
+
+// Map maps a timestamp of another track (audio) with the current mapping,
+// without updating it.
+func (c *Clock) Map(pts time.Duration) time.Duration {
+	if !c.started {
+		return 0
+	}
+	return c.out(pts)
+}
+
+// Wall returns the wall-clock time of output timestamp o.
+func (c *Clock) Wall(o time.Duration) time.Time { return c.wall0.Add(o) }
+
+// Started reports whether a video frame was mapped yet.
+func (c *Clock) Started() bool { return c.started }
+
+// Jumps returns how many timestamp jumps were absorbed.
+func (c *Clock) Jumps() int { return c.jumps }
+
+// Corrections returns how many times the rate was corrected.
+func (c *Clock) Corrections() int { return c.corrections }
+
+// Rate returns the current output rate per media time (1 unless the
+// camera's clock runs off).
+func (c *Clock) Rate() float64 {
+	if !c.started {
+		return 1
+	}
+	return c.rate
+}
+
+func (c *Clock) out(pts time.Duration) time.Duration {
+	d := pts - c.mA
+	if c.rate == 1 {
+		return c.oA + d
+	}
+	return c.oA + time.Duration(float64(d)*c.rate)
+}
+
+func (c *Clock) anchor(pts, o time.Duration, now time.Time) {
+	c.mA, c.oA, c.wA, c.evalAt = pts, o, now, now
+}

@@ -1,0 +1,113 @@
+package ingest
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// feed runs a camera through c: frames every step of wall time, whose
+// media timestamps advance by mediaStep, with jump added to every media
+// timestamp from frame jumpAt on. It returns the output timestamps.
+func feed(c *Clock, frames int, step, mediaStep time.Duration, jumpAt int, jump time.Duration) []time.Duration {
+	t0 := time.Unix(1_700_000_000, 0)
+	out := make([]time.Duration, frames)
+	for i := range frames {
+		pts := time.Duration(i) * mediaStep
+		if i >= jumpAt {
+			pts += jump
+		}
+		out[i] = c.Video(pts, t0.Add(time.Duration(i)*step))
+	}
+	return out
+}
+
+func TestClock(t *testing.T) {
+	const fps = 25
+	step := time.Second / fps
+	cases := []struct {
+		name      string
+		mediaStep time.Duration
+		jumpAt    int
+		jump      time.Duration
+		jumps     int
+		scaled    bool
+	}{
+		{name: "healthy camera", mediaStep: step, jumpAt: 1 << 30},
+		{name: "jump back an hour", mediaStep: step, jumpAt: 500, jump: -time.Hour, jumps: 1},
+		{name: "jump forward a day", mediaStep: step, jumpAt: 500, jump: 24 * time.Hour, jumps: 1},
+		{name: "small jump forward", mediaStep: step, jumpAt: 500, jump: 4 * time.Second, jumps: 1},
+		{name: "declares 25 sends 21", mediaStep: step * 21 / 25, jumpAt: 1 << 30, scaled: true},
+		{name: "declares 21 sends 25", mediaStep: step * 25 / 21, jumpAt: 1 << 30, scaled: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Clock{}
+			const frames = 120 * fps
+			out := feed(c, frames, step, tc.mediaStep, tc.jumpAt, tc.jump)
+			for i := 1; i < len(out); i++ {
+				if d := out[i] - out[i-1]; d <= 0 || d > 2*step {
+					t.Fatalf("frame %d: output step %v (want > 0, about %v)", i, d, step)
+				}
+			}
+			if c.Jumps() != tc.jumps {
+				t.Errorf("%d jumps, want %d", c.Jumps(), tc.jumps)
+			}
+			if !tc.scaled && c.Rate() != 1 {
+				t.Errorf("rate %v, want 1", c.Rate())
+			}
+			// Over the last minute, output time runs with wall time within 1 %.
+			wall := time.Duration(60*fps) * step
+			got := out[frames-1] - out[frames-1-60*fps]
+			if e := math.Abs(float64(got-wall)) / float64(wall); e > 0.01 {
+				t.Errorf("last minute: %v of output for %v of wall time (%.2f %%)", got, wall, e*100)
+			}
+			// And it stays aligned with the local clock.
+			if lag := time.Duration(frames-1)*step - out[frames-1]; lag > 500*time.Millisecond || lag < -500*time.Millisecond {
+				t.Errorf("output %v behind the local clock at the end", lag)
+			}
+		})
+	}
+}
+
+func TestClockMapsAudioWithVideo(t *testing.T) {
+	c := &Clock{}
+	t0 := time.Unix(1_700_000_000, 0)
+	c.Video(10*time.Second, t0)
+	c.Video(10*time.Second+time.Second, t0.Add(time.Second))
+	if got := c.Map(10*time.Second + 500*time.Millisecond); got != 500*time.Millisecond {
+		t.Errorf("audio at media 10.5 s maps to %v, want 500ms", got)
+	}
+	if w := c.Wall(time.Second); !w.Equal(t0.Add(time.Second)) {
+		t.Errorf("wall of output 1 s: %v", w)
+	}
+}
+
+func FuzzClock(f *testing.F) {
+	f.Add(int64(0), int64(40), int64(40), uint16(100), int64(0))
+	f.Add(int64(1<<40), int64(40), int64(33), uint16(900), int64(-3_600_000))
+	f.Add(int64(-5), int64(1), int64(1_000_000), uint16(3), int64(86_400_000))
+	f.Fuzz(func(t *testing.T, start, stepMs, mediaMs int64, n uint16, jumpMs int64) {
+		if stepMs <= 0 || stepMs > 10_000 || mediaMs < -10_000 || mediaMs > 10_000_000 {
+			return
+		}
+		c := &Clock{}
+		t0 := time.Unix(1_700_000_000, 0)
+		var last time.Duration
+		for i := range int64(n) {
+			pts := time.Duration(start+i*mediaMs) * time.Millisecond
+			if i > int64(n)/2 {
+				pts += time.Duration(jumpMs) * time.Millisecond
+			}
+			now := t0.Add(time.Duration(i*stepMs) * time.Millisecond)
+			o := c.Video(pts, now)
+			_ = c.Map(pts)
+			// Output never runs far from the local clock once it stepped.
+			if lag := now.Sub(c.Wall(o)); lag > c.JumpAfter+time.Duration(stepMs)*time.Millisecond*2 && i > 0 && mediaMs > 0 {
+				t.Fatalf("frame %d: output %v behind the local clock", i, lag)
+			}
+			last = o
+		}
+		_ = last
+	})
+}
