@@ -39,6 +39,11 @@ type Options struct {
 	// too, as for a camera whose sound is on.
 	Audio bool
 
+	// Motion runs motion detection on every camera. The synthetic picture
+	// moves all the time, so motion confirms constantly: a worst case, off
+	// by default so that the recording figures stand alone.
+	Motion bool
+
 	// Segment is the recording segment duration
 	// (recording.segment_duration).
 	// It defaults to 60 seconds.

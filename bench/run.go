@@ -189,6 +189,7 @@ func (r *run) startRecorder(ctx context.Context) error {
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.NATS.Listen = "127.0.0.1:0"
 	cfg.Recording.SegmentDuration = config.Duration(r.o.Segment)
+	cfg.Motion.Enabled = r.o.Motion
 	cfg.Storage.Backend = r.o.Backend
 	if r.minio != nil {
 		cfg.Storage.Endpoint = r.minio.endpoint

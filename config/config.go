@@ -122,7 +122,7 @@ type MotionConfig struct {
 
 // RTMPConfig is the rtmp section (RTMP push ingest).
 type RTMPConfig struct {
-	Addr       string `yaml:"addr" default:":1935" doc:"Address (host:port) the RTMP push server listens on; it opens when the node records its first push camera. Port 0 picks a free port."`
+	Addr       string `yaml:"addr" default:":1935" doc:"Address (host:port) the RTMP push server listens on; a cluster node (serve, recorder) listens from the start, other modes when they record their first push camera. Port 0 picks a free port."`
 	PublicHost string `yaml:"public_host" doc:"Host put in the rtmp_url handed to push cameras (the port is the one of rtmp.addr). Defaults to the host of http.public_url."`
 }
 

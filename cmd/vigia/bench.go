@@ -25,6 +25,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.Backend, "backend", o.Backend, "storage: fs (temporary directory) or s3 (a MinIO process, binary at $VIGIA_TOOLS/minio)")
 	fs.StringVar(&o.Codec, "codec", o.Codec, "h264, h265 or mixed")
 	fs.BoolVar(&o.Audio, "audio", o.Audio, "cameras have an AAC track, recorded too")
+	fs.BoolVar(&o.Motion, "motion", o.Motion, "run motion detection (the synthetic picture always moves: a worst case)")
 	fs.DurationVar(&o.Segment, "segment", o.Segment, "recording.segment_duration")
 	fs.IntVar(&o.FFmpegSample, "ffmpeg-sample", o.FFmpegSample, "cameras also recorded by FFmpeg for comparison (0 disables)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window to this file")
