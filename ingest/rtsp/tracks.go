@@ -53,51 +53,43 @@ func newReader(desc *description.Session, sound bool) (*reader, error) {
 	return r, nil
 }
 
+// dtsExtractor is the decoding-time extractor of H.264 or H.265.
+type dtsExtractor interface {
+	Extract(au [][]byte, pts int64) (int64, error)
+}
+
+// videoCodec holds what differs between H.264 and H.265 on the way from
+// RTP to units.
+type videoCodec struct {
+	decode func(*rtp.Packet) ([][]byte, error)
+	benign func(error) bool // a decode error that only means "wait for more"
+	valid  func([][]byte) bool
+	apply  func([][]byte) [][]byte
+	isKey  func([][]byte) bool
+	newDTS func() dtsExtractor
+}
+
 func (r *reader) registerH264(m *description.Media, f *format.H264, idx int) {
 	dec, err := f.CreateDecoder()
 	if err != nil {
 		r.decodeError(err)
 		return
 	}
-	var dts *h264.DTSExtractor
 	sps, pps := f.SafeParams()
 	params := &ingest.H264Params{SPS: sps, PPS: pps}
-	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
-		r.guard(func() {
-			pts, ok := r.client.PacketPTS2(m, pkt)
-			if !ok {
-				return
-			}
-			au, err := dec.Decode(pkt)
-			if err != nil {
-				if !errors.Is(err, rtph264.ErrMorePacketsNeeded) && !errors.Is(err, rtph264.ErrNonStartingPacketAndNoPrevious) {
-					r.decodeError(err)
-				}
-				return
-			}
-			if !validH264(au) {
-				r.decodeError(ErrInvalidUnit)
-				return
-			}
-			au = params.Apply(au)
-			key := h264.IsRandomAccess(au)
-			if dts == nil {
-				if !key {
-					return
-				}
-				dts = &h264.DTSExtractor{}
-				dts.Initialize()
-			}
-			o, wall := r.videoTime(ticksToDuration(pts, 90000))
-			ot := durationToTicks(o, 90000)
-			d, err := dts.Extract(au, ot)
-			if err != nil {
-				r.decodeError(err)
-				dts = nil
-				return
-			}
-			r.deliver(&media.Unit{Track: idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, NALUs: copyAU(au)})
-		})
+	r.registerVideo(m, f, idx, videoCodec{
+		decode: dec.Decode,
+		benign: func(err error) bool {
+			return errors.Is(err, rtph264.ErrMorePacketsNeeded) || errors.Is(err, rtph264.ErrNonStartingPacketAndNoPrevious)
+		},
+		valid: validH264,
+		apply: params.Apply,
+		isKey: h264.IsRandomAccess,
+		newDTS: func() dtsExtractor {
+			d := &h264.DTSExtractor{}
+			d.Initialize()
+			return d
+		},
 	})
 }
 
@@ -107,34 +99,53 @@ func (r *reader) registerH265(m *description.Media, f *format.H265, idx int) {
 		r.decodeError(err)
 		return
 	}
-	var dts *h265.DTSExtractor
 	vps, sps, pps := f.SafeParams()
 	params := &ingest.H265Params{VPS: vps, SPS: sps, PPS: pps}
+	r.registerVideo(m, f, idx, videoCodec{
+		decode: dec.Decode,
+		benign: func(err error) bool {
+			return errors.Is(err, rtph265.ErrMorePacketsNeeded) || errors.Is(err, rtph265.ErrNonStartingPacketAndNoPrevious)
+		},
+		valid: validH265,
+		apply: params.Apply,
+		isKey: h265.IsRandomAccess,
+		newDTS: func() dtsExtractor {
+			d := &h265.DTSExtractor{}
+			d.Initialize()
+			return d
+		},
+	})
+}
+
+// registerVideo turns the RTP of a video track into units: depacketize,
+// check, put parameter sets in front of keyframes, wait for the first
+// keyframe, then compute decoding times.
+func (r *reader) registerVideo(m *description.Media, f format.Format, idx int, c videoCodec) {
+	var dts dtsExtractor
 	r.client.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
 		r.guard(func() {
 			pts, ok := r.client.PacketPTS2(m, pkt)
 			if !ok {
 				return
 			}
-			au, err := dec.Decode(pkt)
+			au, err := c.decode(pkt)
 			if err != nil {
-				if !errors.Is(err, rtph265.ErrMorePacketsNeeded) && !errors.Is(err, rtph265.ErrNonStartingPacketAndNoPrevious) {
+				if !c.benign(err) {
 					r.decodeError(err)
 				}
 				return
 			}
-			if !validH265(au) {
+			if !c.valid(au) {
 				r.decodeError(ErrInvalidUnit)
 				return
 			}
-			au = params.Apply(au)
-			key := h265.IsRandomAccess(au)
+			au = c.apply(au)
+			key := c.isKey(au)
 			if dts == nil {
 				if !key {
 					return
 				}
-				dts = &h265.DTSExtractor{}
-				dts.Initialize()
+				dts = c.newDTS()
 			}
 			o, wall := r.videoTime(ticksToDuration(pts, 90000))
 			ot := durationToTicks(o, 90000)
