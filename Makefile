@@ -76,8 +76,20 @@ cluster: deps-apt deps-tools build
 bench: deps build
 	./bin/vigia bench --cameras 100 --duration 60s
 
+## soak: the long reliability tests (hundreds of cameras, a node killed,
+## outages of a minute: VIGIA_LONG=1), then 100 synthetic cameras through a
+## recorder for SOAK_DURATION (default 1h); see docs/reliability.md
+SOAK_DURATION ?= 1h
+soak: deps build
+	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras'
+	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION)
+
 ## fuzz: run each fuzz target for a short while
 fuzz:
+	$(GO) test ./segmenter -run '^$$' -fuzz '^FuzzRecoverSpoolFile$$' -fuzztime 30s
+	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzValidUnit$$' -fuzztime 30s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzClock$$' -fuzztime 30s
+	$(GO) test ./config -run '^$$' -fuzz '^FuzzLoadYAML$$' -fuzztime 30s
 	$(GO) test ./storage -run '^$$' -fuzz FuzzParseSegmentKey -fuzztime 30s
 	$(GO) test ./logging -run '^$$' -fuzz FuzzRedactURL -fuzztime 30s
 	$(GO) test ./segmenter -run '^$$' -fuzz FuzzPlaylist -fuzztime 30s

@@ -3,6 +3,7 @@ package segmenter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -182,14 +184,16 @@ func (s *Spool) create(meta Segment) (*spoolFile, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create spool dir: %w", err)
 	}
+	s.reserve(dir)
 	base := basePath(dir, meta.StartMs())
 	if err := writeMeta(base+".json", meta); err != nil {
-		return nil, err
+		_ = os.Remove(base + ".json.tmp")
+		return nil, s.noSpace(err)
 	}
 	f, err := os.OpenFile(base+".part", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
 	if err != nil {
 		_ = os.Remove(base + ".json")
-		return nil, fmt.Errorf("create spool file: %w", err)
+		return nil, s.noSpace(fmt.Errorf("create spool file: %w", err))
 	}
 	return &spoolFile{s: s, base: base, path: base + ".part", f: f}, nil
 }
@@ -252,6 +256,70 @@ func (s *Spool) addBytes(n int64) {
 			s.cfg.OnDropped(seg, "spool_full")
 		}
 	}
+}
+
+// reserve makes room before a segment starts: while the spool's disk has
+// less free space than twice the newest finished segment, the oldest
+// finished segment not being uploaded is dropped (as noSpace does), so that
+// a full disk costs the oldest video rather than the segment being written.
+func (s *Spool) reserve(dir string) {
+	for range 8 {
+		s.mu.Lock()
+		var need int64
+		if n := len(s.queue); n > 0 {
+			need = 2 * s.queue[n-1].seg.Size
+		}
+		s.mu.Unlock()
+		if need == 0 {
+			return
+		}
+		free := freeBytes(dir)
+		if free < 0 || free >= need {
+			return
+		}
+		if !s.dropOldest(fmt.Errorf("%d bytes free on the spool disk, %d wanted: %w", free, need, syscall.ENOSPC)) {
+			return
+		}
+	}
+}
+
+// noSpace handles a write error of the spool: when the disk is full
+// (ENOSPC), the oldest finished segment not being uploaded is dropped to
+// make room for the newest video (counted with reason "disk_full", logged at
+// error level). With nothing to drop, frames are not written until uploads
+// free space. It returns err.
+func (s *Spool) noSpace(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		s.dropOldest(err)
+	}
+	return err
+}
+
+// dropOldest drops the oldest finished segment not being uploaded because
+// of err (disk full) and reports whether there was one.
+func (s *Spool) dropOldest(err error) bool {
+	s.mu.Lock()
+	var victim *queued
+	for i, q := range s.queue {
+		if !q.busy {
+			victim = q
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			s.bytes -= q.seg.Size
+			break
+		}
+	}
+	s.mu.Unlock()
+	if victim == nil {
+		s.cfg.Log.Error("spool disk full, nothing left to drop: frames are not written until uploads free space", zap.Error(err))
+		return false
+	}
+	removeSegmentFiles(victim.seg.Path)
+	s.cfg.Log.Error("spool disk full, oldest segment dropped",
+		zap.String("camera", victim.seg.Camera), zap.Int64("start_ms", victim.seg.StartMs()), zap.Int64("size", victim.seg.Size), zap.Error(err))
+	if s.cfg.OnDropped != nil {
+		s.cfg.OnDropped(victim.seg, "disk_full")
+	}
+	return true
 }
 
 // enqueue queues a finished segment for upload.

@@ -22,11 +22,11 @@ func (f *spoolFile) append(b []byte, sync bool) error {
 	f.size += int64(n)
 	f.s.addBytes(int64(n))
 	if err != nil {
-		return fmt.Errorf("write spool file: %w", err)
+		return f.s.noSpace(fmt.Errorf("write spool file: %w", err))
 	}
 	if sync {
 		if err := f.f.Sync(); err != nil {
-			return fmt.Errorf("sync spool file: %w", err)
+			return f.s.noSpace(fmt.Errorf("sync spool file: %w", err))
 		}
 	}
 	return nil
@@ -45,7 +45,8 @@ func (f *spoolFile) finish(meta Segment) error {
 	meta.Size = f.size
 	meta.Path = f.base + ".mp4"
 	if err := writeMeta(f.base+".json", meta); err != nil {
-		return err
+		_ = os.Remove(f.base + ".json.tmp")
+		return f.s.noSpace(err)
 	}
 	if err := os.Rename(f.path, meta.Path); err != nil {
 		return fmt.Errorf("rename spool file: %w", err)
@@ -80,10 +81,10 @@ func (f *spoolFile) writeFragment(seq uint32, tracks []*fragTrack) error {
 	f.size += n
 	f.s.addBytes(n)
 	if err != nil {
-		return fmt.Errorf("write spool file: %w", err)
+		return f.s.noSpace(fmt.Errorf("write spool file: %w", err))
 	}
 	if err := f.f.Sync(); err != nil {
-		return fmt.Errorf("sync spool file: %w", err)
+		return f.s.noSpace(fmt.Errorf("sync spool file: %w", err))
 	}
 	return nil
 }

@@ -177,7 +177,8 @@ func (s *Spool) recoverFile(path string, counted bool) error {
 		return fmt.Errorf("truncate spool file: %w", err)
 	}
 	if err := writeMeta(base+".json", meta); err != nil {
-		return err
+		_ = os.Remove(base + ".json.tmp")
+		return s.noSpace(err)
 	}
 	if path != meta.Path {
 		if err := os.Rename(path, meta.Path); err != nil {

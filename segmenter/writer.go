@@ -3,6 +3,7 @@ package segmenter
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
@@ -348,8 +349,27 @@ func (w *Writer) closeSegment(endDTS time.Duration, endKnown bool) {
 	w.lastEnd = s.meta.End()
 	w.nextRun = s.meta.End()
 	if err := s.file.finish(s.meta); err != nil {
-		w.cfg.Log.Error("finishing segment failed", zap.Error(err))
+		w.cfg.Log.Error("finishing segment failed, recovering it from its fragments", zap.Error(err))
+		w.salvage(s)
 	}
+}
+
+// salvage queues what the spool file of s holds (cut back to its last
+// complete fragment) after a write error; when even that fails, the files
+// are removed so that a full disk never keeps unaccounted leftovers.
+func (w *Writer) salvage(s *openSegment) {
+	_ = s.file.f.Close()
+	err := w.cfg.Spool.recoverFile(s.file.path, true)
+	if errors.Is(err, syscall.ENOSPC) {
+		// noSpace made room if it could: once more.
+		err = w.cfg.Spool.recoverFile(s.file.path, true)
+	}
+	if err == nil || errors.Is(err, ErrCorruptSpool) {
+		return
+	}
+	w.cfg.Log.Error("segment lost after a spool write error", zap.Int64("start_ms", s.meta.StartMs()), zap.Error(err))
+	removeSegmentFiles(s.file.path)
+	w.cfg.Spool.addBytes(-s.file.size)
 }
 
 // failSegment abandons the open segment after a write error, keeping the
@@ -362,10 +382,7 @@ func (w *Writer) failSegment(err error) {
 	w.seg = nil
 	w.nextRun = time.Time{}
 	w.cfg.Log.Error("spool write failed, segment cut short", zap.Error(err))
-	_ = s.file.f.Close()
-	if rerr := w.cfg.Spool.recoverFile(s.file.path, true); rerr != nil && !errors.Is(rerr, ErrCorruptSpool) {
-		w.cfg.Log.Error("recovering segment after write error failed", zap.Error(rerr))
-	}
+	w.salvage(s)
 }
 
 // Dimensions returns the picture size of the current parameter sets.
