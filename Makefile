@@ -77,12 +77,13 @@ bench: deps build
 	./bin/vigia bench --cameras 100 --duration 60s
 
 ## soak: the long reliability tests (hundreds of cameras, a node killed,
-## outages of a minute: VIGIA_LONG=1), then 100 synthetic cameras through a
-## recorder for SOAK_DURATION (default 1h); see docs/reliability.md
+## outages of a minute: VIGIA_LONG=1), then 100 synthetic cameras, 10 % of them
+## flapping, through a recorder for SOAK_DURATION (default 1h), sampling RSS,
+## goroutines and open files every minute; see docs/reliability.md
 SOAK_DURATION ?= 1h
 soak: deps build
 	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras'
-	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION)
+	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup 2m --sample-every 1m --flap 0.1 --ffmpeg-sample 0
 
 ## fuzz: run each fuzz target for a short while
 fuzz:

@@ -39,6 +39,14 @@ type Options struct {
 	// too, as for a camera whose sound is on.
 	Audio bool
 
+	// SampleEvery, when set, samples RSS, goroutines and open files during
+	// the window and reports their growth (soak runs).
+	SampleEvery time.Duration
+
+	// Flap is the fraction of cameras the synthetic camera process takes
+	// down for 10 s every 30 s (soak runs); 0 for none.
+	Flap float64
+
 	// Motion runs motion detection on every camera. The synthetic picture
 	// moves all the time, so motion confirms constantly: a worst case, off
 	// by default so that the recording figures stand alone.

@@ -33,6 +33,9 @@ type Report struct {
 	// Frames are the video frames expected and stored.
 	Frames FrameStats `json:"frames"`
 
+	// Soak holds the resource samples of a soak run and their growth.
+	Soak *Soak `json:"soak,omitempty"`
+
 	// Live is the live LL-HLS latency measured on the first camera.
 	Live *LiveStats `json:"live,omitempty"`
 

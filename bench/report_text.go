@@ -64,6 +64,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Storage != nil {
 		p("minio process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.Storage.CPUPercent, r.Storage.RSSEndMiB)
 	}
+	if sk := r.Soak; sk != nil && len(sk.Samples) > 0 {
+		first, last := sk.Samples[0], sk.Samples[len(sk.Samples)-1]
+		p("soak samples", "%d over %.0f s: RSS %.1f → %.1f MiB, heap %.1f → %.1f MiB, goroutines %d → %d, open files %d → %d",
+			len(sk.Samples), last.AtS, first.RSSMiB, last.RSSMiB, first.HeapMiB, last.HeapMiB, first.Goroutines, last.Goroutines, first.OpenFiles, last.OpenFiles)
+		p("soak growth", "RSS %+.2f %%/h, heap %+.2f %%/h, goroutines %+.2f %%/h, open files %+.2f %%/h (target under 1 %%/h)",
+			sk.RSSGrowthPctPerHour, sk.HeapGrowthPctPerHour, sk.GoroutineGrowthPctPerHr, sk.OpenFileGrowthPctPerHr)
+	}
 	if l := r.Live; l != nil {
 		if l.Err != "" && l.Parts == 0 {
 			p("live latency", "not measured: %s", l.Err)

@@ -119,6 +119,8 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	soakDone := make(chan []Sample, 1)
+	go func() { soakDone <- sampleResources(ctx, o.SampleEvery, o.Duration) }()
 	liveDone := make(chan *LiveStats, 1)
 	go func() {
 		url := r.app.LiveURL(cameras[0], time.Now().Add(time.Hour))
@@ -158,6 +160,9 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
 	rep.Imaging = imagingStats(im0, im1, im0Err, im1Err, rep.WindowS, o.Cameras)
 	rep.Live = <-liveDone
+	if samples := <-soakDone; len(samples) > 0 {
+		rep.Soak = soakReport(samples)
+	}
 
 	rep.Frames.FPS = fps
 	r.scrape(ctx, &rep.Frames)

@@ -26,6 +26,9 @@ func startSynth(ctx context.Context, o Options) (*synthProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("synthetic cameras: %w", err)
 	}
+	if o.Flap > 0 {
+		cmd.Args = append(cmd.Args, fmt.Sprintf("--flap-fraction=%g", o.Flap))
+	}
 	// A pipe of our own rather than StdoutPipe: it is read until EOF
 	// independently of Wait.
 	stdout, pw, err := os.Pipe()

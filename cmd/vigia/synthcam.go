@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -20,6 +22,9 @@ func runSynthcam(args []string, stdout io.Writer) error {
 	n := fs.Int("cameras", 4, "number of cameras (paths cam-1 … cam-N)")
 	codec := fs.String("codec", "h264", "h264, h265 or mixed")
 	audio := fs.Bool("audio", true, "add an AAC track")
+	flapFraction := fs.Float64("flap-fraction", 0, "fraction of the cameras that go down now and then (0 = none)")
+	flapEvery := fs.Duration("flap-every", 30*time.Second, "how often a new set of cameras goes down")
+	flapDown := fs.Duration("flap-down", 10*time.Second, "how long a flapping camera stays down")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +47,40 @@ func runSynthcam(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if *flapFraction > 0 {
+		go flap(ctx, srv, specs, *flapFraction, *flapEvery, *flapDown)
+	}
 	<-ctx.Done()
 	return nil
+}
+
+// flap takes a random fraction of the cameras down for down, every every,
+// until ctx ends: cameras that come and go, for soak runs.
+func flap(ctx context.Context, srv *synth.Server, specs []synth.CameraSpec, fraction float64, every, down time.Duration) {
+	n := int(float64(len(specs))*fraction + 0.5)
+	if n < 1 {
+		n = 1
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var paths []string
+		for _, i := range rand.Perm(len(specs))[:n] {
+			paths = append(paths, specs[i].Path)
+			_ = srv.SetDown(specs[i].Path, true)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(down):
+		}
+		for _, p := range paths {
+			_ = srv.SetDown(p, false)
+		}
+	}
 }

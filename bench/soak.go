@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"time"
+)
+
+// Sample is the process's resources at one time of a soak run.
+type Sample struct {
+	AtS        float64 `json:"at_s"`
+	RSSMiB     float64 `json:"rss_mib"`
+	HeapMiB    float64 `json:"heap_mib"`
+	Goroutines int     `json:"goroutines"`
+	OpenFiles  int     `json:"open_files"`
+}
+
+// Soak is the growth of the resources over the window, from a least-squares
+// line through the samples, in percent of the mean per hour.
+type Soak struct {
+	Samples                 []Sample `json:"samples"`
+	RSSGrowthPctPerHour     float64  `json:"rss_growth_pct_per_hour"`
+	HeapGrowthPctPerHour    float64  `json:"heap_growth_pct_per_hour"`
+	GoroutineGrowthPctPerHr float64  `json:"goroutine_growth_pct_per_hour"`
+	OpenFileGrowthPctPerHr  float64  `json:"open_file_growth_pct_per_hour"`
+}
+
+// sampleResources samples every interval for d; nil when interval is 0.
+func sampleResources(ctx context.Context, interval, d time.Duration) []Sample {
+	if interval <= 0 {
+		return nil
+	}
+	start := time.Now()
+	var out []Sample
+	take := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		rss, _ := procRSS(0)
+		fds, _ := os.ReadDir("/proc/self/fd")
+		out = append(out, Sample{
+			AtS: time.Since(start).Seconds(), RSSMiB: mib(rss), HeapMiB: mib(int64(ms.HeapInuse)),
+			Goroutines: runtime.NumGoroutine(), OpenFiles: len(fds),
+		})
+	}
+	take()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	end := time.NewTimer(d)
+	defer end.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-end.C:
+			take()
+			return out
+		case <-t.C:
+			take()
+		}
+	}
+}
+
+// growth returns the slope of ys over xs (seconds) in percent of the mean
+// of ys per hour.
+func growth(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	den := n*sxx - sx*sx
+	mean := sy / n
+	if den == 0 || mean == 0 {
+		return 0
+	}
+	slope := (n*sxy - sx*sy) / den // per second
+	return slope * 3600 / mean * 100
+}
+
+func soakReport(samples []Sample) *Soak {
+	xs := make([]float64, len(samples))
+	rss, heap, gor, fds := make([]float64, len(samples)), make([]float64, len(samples)), make([]float64, len(samples)), make([]float64, len(samples))
+	for i, s := range samples {
+		xs[i] = s.AtS
+		rss[i], heap[i], gor[i], fds[i] = s.RSSMiB, s.HeapMiB, float64(s.Goroutines), float64(s.OpenFiles)
+	}
+	return &Soak{
+		Samples: samples, RSSGrowthPctPerHour: growth(xs, rss), HeapGrowthPctPerHour: growth(xs, heap),
+		GoroutineGrowthPctPerHr: growth(xs, gor), OpenFileGrowthPctPerHr: growth(xs, fds),
+	}
+}
