@@ -89,7 +89,7 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 			errs.add("start_at", "must be Unix milliseconds")
 		case end <= start:
 			errs.add("end_at", "must be after start_at")
-		case time.Duration(end-start)*time.Millisecond > s.cfg.MaxVideoDuration:
+		case end-start > s.cfg.MaxVideoDuration.Milliseconds(): // in ms: a Duration of the span may overflow
 			errs.add("end_at", "the video may last at most "+s.cfg.MaxVideoDuration.String())
 		case start > s.now().UnixMilli():
 			errs.add("start_at", "must not be in the future")

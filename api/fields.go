@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // fieldErrors maps each invalid field to its messages.
@@ -56,6 +57,7 @@ func (f *fields) present(k string) bool {
 
 // str returns k as a trimmed string; numbers are accepted as their text.
 // required records a missing value; max bounds the length in characters.
+// Invalid UTF-8 and NUL characters are refused.
 func (f *fields) str(k string, required bool, max int) string {
 	if !f.present(k) {
 		if required {
@@ -71,6 +73,11 @@ func (f *fields) str(k string, required bool, max int) string {
 		s = v.String()
 	default:
 		f.errs.add(f.name(k), "must be a string")
+		return ""
+	}
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		// PostgreSQL text holds neither; SQLite would return them altered.
+		f.errs.add(f.name(k), "must be UTF-8 text without NUL characters")
 		return ""
 	}
 	if max > 0 && len([]rune(s)) > max {
@@ -116,6 +123,8 @@ func (f *fields) integer(k string, required bool) (n int64, ok bool) {
 			fl, err = v.Float64()
 			if err == nil && fl == math.Trunc(fl) && math.Abs(fl) < 1<<53 {
 				n, err = int64(fl), nil
+			} else if err == nil {
+				err = strconv.ErrRange // a fraction, or past what a float holds exactly
 			}
 		}
 	case string:
