@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -80,32 +79,8 @@ func TestStorageOutage(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	vigiaBin  string
-	buildErr  error
-)
-
 // buildVigia builds the vigia binary once per test run.
-func buildVigia(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "vigia-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		vigiaBin = filepath.Join(dir, "vigia")
-		out, err := exec.Command("go", "build", "-o", vigiaBin, "github.com/vigia/vigia/cmd/vigia").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return vigiaBin
-}
+func buildVigia(t *testing.T) string { return testenv.VigiaBinary(t) }
 
 // TestRecorderKilled kills a recorder process with SIGKILL in the middle of
 // a segment and restarts it: the partial segment is recovered from the spool

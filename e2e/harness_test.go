@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,24 +24,7 @@ import (
 )
 
 // lockedBuffer collects log output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Sync() error { return nil }
+type lockedBuffer = testenv.Buffer
 
 // testLogger logs to a buffer (checked by tests) and, on failure, to t.
 func testLogger(t *testing.T) (*zap.Logger, *lockedBuffer) {
@@ -167,13 +149,7 @@ func waitSegments(t *testing.T, st storage.Store, cam string, n int, timeout tim
 // waitFor polls cond until it holds.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.WaitFor(t, timeout, what, cond)
 }
 
 // download fetches an object into a temp file.

@@ -33,7 +33,7 @@ type MinIOServer struct {
 	bin     string
 	dir     string
 	console string
-	out     *syncBuffer
+	out     *Buffer
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -53,7 +53,7 @@ func MinIO(t testing.TB) *MinIOServer {
 		SecretKey: randomHex(t, 16),
 		Endpoint:  net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t))),
 		console:   net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t))),
-		out:       &syncBuffer{},
+		out:       &Buffer{},
 	}
 	t.Cleanup(func() {
 		s.Stop()

@@ -33,7 +33,7 @@ type PostgresServer struct {
 	dir  string
 	cmd  *exec.Cmd
 	done chan struct{}
-	out  *syncBuffer
+	out  *Buffer
 	mu   sync.Mutex
 	n    int
 }
@@ -80,7 +80,7 @@ func StartPostgres() (*PostgresServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &PostgresServer{dir: dir, out: &syncBuffer{}}
+	s := &PostgresServer{dir: dir, out: &Buffer{}}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			s.removeDir()

@@ -1,0 +1,51 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	vigiaBin  string
+	buildErr  error
+)
+
+// VigiaBinary builds the vigia binary once per test process and returns its
+// path.
+func VigiaBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vigia-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		vigiaBin = filepath.Join(dir, "vigia")
+		out, err := exec.Command("go", "build", "-o", vigiaBin, "github.com/vigia/vigia/cmd/vigia").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return vigiaBin
+}
+
+// WaitFor polls cond every 100 ms until it holds, failing t after timeout.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
