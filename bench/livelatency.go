@@ -39,15 +39,19 @@ func measureLive(ctx context.Context, master string, d time.Duration) ([]time.Du
 	for ctx.Err() == nil {
 		now, parts, err := fetchParts(ctx, media)
 		if err == nil {
+			// Only the parts of the latest playlist are remembered, so a long
+			// run keeps no old playlists alive.
+			current := make(map[string]bool, len(parts))
 			for _, p := range parts {
+				current[p.uri] = true
 				if seen[p.uri] {
 					continue
 				}
-				seen[p.uri] = true
 				if !first { // parts listed at the first poll appeared earlier
 					out = append(out, now.Sub(p.end))
 				}
 			}
+			seen = current
 			first = false
 		}
 		select {
@@ -154,7 +158,7 @@ func parseParts(body string) []part {
 						dur = time.Duration(f * float64(time.Second))
 					}
 				case "URI":
-					uri = strings.Trim(v, `"`)
+					uri = strings.Clone(strings.Trim(v, `"`))
 				}
 			}
 			offset += dur

@@ -103,7 +103,7 @@ func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 		ReadTimeout:  s.cfg.ReadTimeout,
 		WriteTimeout: s.cfg.ReadTimeout,
 		Transport:    tr,
-		DialContext:  newRedirectGuard(u, s.dialer()).DialContext,
+		DialContext:  withReadBuffer(newRedirectGuard(u, s.dialer()).DialContext),
 		UserAgent:    "vigia",
 	}
 	if s.OnDecodeError != nil {
