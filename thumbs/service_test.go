@@ -91,10 +91,19 @@ func TestSnapshotLatest(t *testing.T) {
 	if err != nil || again.Key != snap.Key {
 		t.Fatalf("second snapshot %v %v", again.Key, err)
 	}
-	st.mu.Lock()
-	calls := st.calls
-	st.mu.Unlock()
-	if want := 1 + 1 + 1; calls != want { // minute + hourly of the first keyframe, one snapshot
+	// The minute and hourly thumbnails of the first keyframe are stored by
+	// the worker, asynchronously: wait for them, then check nothing more.
+	const want = 1 + 1 + 1 // minute + hourly of the first keyframe, one snapshot
+	storeCalls := func() int {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.calls
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for storeCalls() < want && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if calls := storeCalls(); calls != want {
 		t.Fatalf("%d Store calls, want %d", calls, want)
 	}
 	c.Close()
