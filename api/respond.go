@@ -68,7 +68,7 @@ func (s *Server) wrap(sh shape, h handlerFunc) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error("handler panic", zap.String("path", r.URL.Path), zap.Any("panic", v), zap.Stack("stack"))
+				s.log.Error("handler panic", zap.String("route", r.Pattern), zap.Any("panic", v), zap.Stack("stack"))
 				s.writeError(w, sh, fail(http.StatusInternalServerError, "internal error"))
 			}
 		}()
@@ -78,7 +78,7 @@ func (s *Server) wrap(sh shape, h handlerFunc) http.Handler {
 		}
 		var ae *apiError
 		if !errors.As(err, &ae) {
-			s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+			s.log.Error("request failed", zap.String("method", r.Method), zap.String("route", r.Pattern), zap.Error(err))
 			ae = fail(http.StatusInternalServerError, "internal error")
 		}
 		s.writeError(w, sh, ae)
