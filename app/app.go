@@ -81,11 +81,11 @@ type App struct {
 	live    *live.Server
 
 	opTokens []string // operator tokens, for the node's recordings page
-	node    *cluster.Node
-	static  []ingest.Camera
-	api     *apiPart
-	thumbs  *thumbsPart     // thumbnails and snapshots (app/thumbs.go)
-	motion  *motion.Service // motion events (app/motion.go)
+	node     *cluster.Node
+	static   []ingest.Camera
+	api      *apiPart
+	thumbs   *thumbsPart     // thumbnails and snapshots (app/thumbs.go)
+	motion   *motion.Service // motion events (app/motion.go)
 
 	retention *retention.Sweeper // history_days expiry (app/retention.go)
 	export    *export.Service    // downloadable videos (app/export.go)
@@ -279,7 +279,7 @@ func (a *App) uploadSegment(ctx context.Context, seg segmenter.Segment, body io.
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if err := a.store.Put(ctx, key, body, seg.Size, storage.PutOptions{ContentType: "video/mp4", Metadata: md, Tags: tags}); err != nil {
+	if err := a.store.Put(ctx, key, body, seg.Size, storage.PutOptions{ContentType: "video/mp4", Metadata: md, Tags: tags, Immutable: true}); err != nil {
 		return err
 	}
 	obj, err := a.store.Stat(ctx, key)

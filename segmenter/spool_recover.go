@@ -173,8 +173,12 @@ func (s *Spool) recoverFile(path string, counted bool) error {
 	meta.Recovered = true
 	meta.Path = base + ".mp4"
 
-	if err := os.Truncate(path, fragEnd); err != nil {
-		return fmt.Errorf("truncate spool file: %w", err)
+	// A finished segment is already whole: it is left untouched, since the
+	// storage may hold it by a hard link.
+	if fragEnd < st.Size() {
+		if err := os.Truncate(path, fragEnd); err != nil {
+			return fmt.Errorf("truncate spool file: %w", err)
+		}
 	}
 	if err := writeMeta(base+".json", meta); err != nil {
 		_ = os.Remove(base + ".json.tmp")

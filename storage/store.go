@@ -40,6 +40,11 @@ type PutOptions struct {
 	Metadata map[string]string
 	// Tags are object tags (used by lifecycle rules on S3).
 	Tags map[string]string
+	// Immutable says the reader is a whole *os.File, at its start, whose
+	// content never changes again (a finished spool segment). The fs backend
+	// then stores it by a hard link when both are on one filesystem, copying
+	// no byte; other backends read it as any reader.
+	Immutable bool
 }
 
 // ListOptions select one page of a listing.

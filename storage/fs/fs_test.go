@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -238,4 +239,105 @@ func BenchmarkFSPut(b *testing.B) {
 		}
 		i++
 	}
+}
+
+// An immutable file is stored by a hard link: the object is the file's
+// inode, and it outlives the file's own name.
+func TestPutImmutableLinks(t *testing.T) {
+	root := t.TempDir()
+	f, err := fs.New(filepath.Join(root, "store"), fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Repeat([]byte("segment-"), 4096)
+	src := filepath.Join(root, "spool.mp4")
+	if err := os.WriteFile(src, want, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	ctx := context.Background()
+	key := "rec/7/2026/11/22/02/1795312800000_10000.mp4"
+	if err := f.Put(ctx, key, in, int64(len(want)), storage.PutOptions{ContentType: "video/mp4", Metadata: map[string]string{"codec": "h264"}, Immutable: true}); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	srcInfo, err := os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var linked bool
+	filepath.WalkDir(filepath.Join(root, "store"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".mp4") {
+			if st, err := os.Stat(p); err == nil && os.SameFile(st, srcInfo) {
+				linked = true
+			}
+		}
+		return nil
+	})
+	if !linked {
+		t.Error("the object is not a hard link of the immutable file")
+	}
+	if err := os.Remove(src); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, f, key)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("object holds %d bytes, want the file's %d", len(got), len(want))
+	}
+	obj, err := f.Stat(ctx, key)
+	if err != nil || obj.Metadata["codec"] != "h264" || obj.Size != int64(len(want)) {
+		t.Fatalf("Stat = %+v, %v", obj, err)
+	}
+}
+
+// A reader that is not at the file's start, or a size that does not match,
+// is copied (or refused) as with any reader: never linked whole.
+func TestPutImmutableFallsBack(t *testing.T) {
+	root := t.TempDir()
+	f, err := fs.New(filepath.Join(root, "store"), fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "spool.mp4")
+	if err := os.WriteFile(src, []byte("0123456789"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if _, err := in.Seek(4, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Put(ctx, "a/b.mp4", in, 6, storage.PutOptions{Immutable: true}); err != nil {
+		t.Fatalf("Put from offset 4: %v", err)
+	}
+	if got := string(readAll(t, f, "a/b.mp4")); got != "456789" {
+		t.Fatalf("object = %q, want the bytes after the offset", got)
+	}
+	if _, err := in.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Put(ctx, "a/c.mp4", in, 99, storage.PutOptions{Immutable: true}); !errors.Is(err, storage.ErrSizeMismatch) {
+		t.Fatalf("Put with a wrong size: %v, want ErrSizeMismatch", err)
+	}
+}
+
+func readAll(t *testing.T, f *fs.FS, key string) []byte {
+	t.Helper()
+	rc, err := f.Get(context.Background(), key, 0, -1)
+	if err != nil {
+		t.Fatalf("Get %s: %v", key, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("read %s: %v", key, err)
+	}
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vigia/vigia/storage"
 )
@@ -31,6 +32,14 @@ func (f *FS) Put(ctx context.Context, key string, r io.Reader, size int64, opts 
 	}
 	dst := f.path(key)
 	dir := filepath.Dir(dst)
+	if opts.Immutable {
+		if src, ok := r.(*os.File); ok {
+			linked, err := f.putLink(key, src, size, md, opts)
+			if linked || err != nil {
+				return err
+			}
+		}
+	}
 	tmp, err := createTemp(dir)
 	if err != nil {
 		return fmt.Errorf("fs put %q: %w", key, err)
@@ -75,6 +84,52 @@ func (f *FS) Put(ctx context.Context, key string, r io.Reader, size int64, opts 
 	}
 	return nil
 }
+
+// putLink stores src under key by a hard link. It reports false, with no
+// error, when a link cannot be made (another filesystem, a reader not at the
+// file's start, a size that differs) and Put should copy instead.
+func (f *FS) putLink(key string, src *os.File, size int64, md map[string]string, opts storage.PutOptions) (bool, error) {
+	st, err := src.Stat()
+	if err != nil || !st.Mode().IsRegular() || (size >= 0 && st.Size() != size) {
+		return false, nil
+	}
+	if off, err := src.Seek(0, io.SeekCurrent); err != nil || off != 0 {
+		return false, nil
+	}
+	dst := f.path(key)
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return false, fmt.Errorf("fs put %q: %w", key, err)
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf("%slink-%d-%d", tempPrefix, os.Getpid(), linkSeq.Add(1)))
+	if err := os.Link(src.Name(), tmp); err != nil {
+		// Another filesystem, links not supported, or the directory
+		// removed meanwhile by a sweep: the copy handles each.
+		return false, nil
+	}
+	// The data must be durable before the object exists; the spool has
+	// synced it already, so this costs nothing there.
+	if err := src.Sync(); err != nil {
+		_ = os.Remove(tmp)
+		return true, fmt.Errorf("fs put %q: sync: %w", key, err)
+	}
+	sc := sidecar{ContentType: opts.ContentType, Metadata: md, Tags: opts.Tags}
+	if err := f.writeSidecar(key, sc); err != nil {
+		_ = os.Remove(tmp)
+		return true, fmt.Errorf("fs put %q: sidecar: %w", key, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
+		return true, fmt.Errorf("fs put %q: %w", key, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return true, fmt.Errorf("fs put %q: sync dir: %w", key, err)
+	}
+	return true, nil
+}
+
+// linkSeq numbers the temporary names of links.
+var linkSeq atomic.Uint64
 
 // ctxReader stops a copy once its context ends.
 type ctxReader struct {
