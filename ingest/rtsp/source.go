@@ -284,21 +284,6 @@ func ticksToDuration(t int64, rate int) time.Duration {
 	return time.Duration(sec)*time.Second + time.Duration(rem)*time.Second/time.Duration(rate)
 }
 
-// copyAU copies an access unit into one buffer the sink can own.
-func copyAU(au [][]byte) [][]byte {
-	n := 0
-	for _, nalu := range au {
-		n += len(nalu)
-	}
-	buf := make([]byte, 0, n)
-	out := make([][]byte, len(au))
-	for i, nalu := range au {
-		buf = append(buf, nalu...)
-		out[i] = buf[len(buf)-len(nalu):]
-	}
-	return out
-}
-
 // floodErrors is the number of decode errors between two units past which
 // the second one does not count as the camera being alive: a camera that
 // sends mostly garbage, with a valid-looking unit now and then, is

@@ -139,6 +139,10 @@ func (r *reader) registerVideo(m *description.Media, f format.Format, idx int, c
 				r.decodeError(ErrInvalidUnit)
 				return
 			}
+			// The unit keeps au without a copy: gortsplib reads every RTP
+			// packet into a buffer of its own and never reuses the access
+			// units it returns, and the parameter sets put in front are
+			// replaced when they change, never written over.
 			au = c.apply(au)
 			key := c.isKey(au)
 			if dts == nil {
@@ -155,7 +159,7 @@ func (r *reader) registerVideo(m *description.Media, f format.Format, idx int, c
 				dts = nil
 				return
 			}
-			r.deliver(&media.Unit{Track: idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, NALUs: copyAU(au)})
+			r.deliver(&media.Unit{Track: idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, NALUs: au})
 		})
 	})
 }
@@ -185,7 +189,7 @@ func (r *reader) registerAAC(m *description.Media, f *format.MPEG4Audio, idx int
 				if !ok {
 					return // before the first video frame
 				}
-				r.deliver(&media.Unit{Track: idx, PTS: p, DTS: p, Time: wall, Payload: append([]byte(nil), au...)})
+				r.deliver(&media.Unit{Track: idx, PTS: p, DTS: p, Time: wall, Payload: au})
 			}
 		})
 	})
