@@ -36,9 +36,18 @@ func measureLive(ctx context.Context, master string, d time.Duration) ([]time.Du
 	seen := map[string]bool{}
 	var out []time.Duration
 	first := true
+	next := ""
 	for ctx.Err() == nil {
-		now, parts, err := fetchParts(ctx, media)
+		// Like an LL-HLS player, ask for the playlist that lists the next
+		// part: the server answers once it exists (a blocking reload), so
+		// the time of the answer is when a viewer could have it.
+		now, body, err := fetchPlaylist(ctx, media+next)
+		next = ""
 		if err == nil {
+			parts := parseParts(body)
+			if msn, part, ok := nextPart(body); ok {
+				next = fmt.Sprintf("%s_HLS_msn=%d&_HLS_part=%d", querySep(media), msn, part)
+			}
 			// Only the parts of the latest playlist are remembered, so a long
 			// run keeps no old playlists alive.
 			current := make(map[string]bool, len(parts))
@@ -54,7 +63,10 @@ func measureLive(ctx context.Context, master string, d time.Duration) ([]time.Du
 			seen = current
 			first = false
 		}
-		select {
+		if next != "" {
+			continue
+		}
+		select { // no next part known (first read, error): poll
 		case <-ctx.Done():
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -115,15 +127,42 @@ type part struct {
 	end time.Time
 }
 
-// fetchParts reads a media playlist and returns when it was read and its
-// parts with their wall-clock end times (from EXT-X-PROGRAM-DATE-TIME).
-func fetchParts(ctx context.Context, media string) (time.Time, []part, error) {
+// fetchPlaylist reads a media playlist and returns when it was read.
+func fetchPlaylist(ctx context.Context, media string) (time.Time, string, error) {
 	body, err := get(ctx, media)
-	now := time.Now()
-	if err != nil {
-		return now, nil, err
+	return time.Now(), body, err
+}
+
+func querySep(u string) string {
+	if strings.Contains(u, "?") {
+		return "&"
 	}
-	return now, parseParts(body), nil
+	return "?"
+}
+
+// nextPart returns the media sequence number and part index of the part
+// that follows the last one a media playlist lists.
+func nextPart(body string) (msn, part uint64, ok bool) {
+	seen := false
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "#EXT-X-MEDIA-SEQUENCE:"):
+			n, err := strconv.ParseUint(strings.TrimPrefix(line, "#EXT-X-MEDIA-SEQUENCE:"), 10, 64)
+			if err != nil {
+				return 0, 0, false
+			}
+			msn, part, seen = n, 0, true
+		case strings.HasPrefix(line, "#EXTINF:"):
+			msn, part = msn+1, 0
+		case strings.HasPrefix(line, "#EXT-X-PART:"):
+			part++
+		}
+	}
+	if !seen {
+		return 0, 0, false
+	}
+	return msn, part, true
 }
 
 // parseParts walks a media playlist: a PROGRAM-DATE-TIME gives the start

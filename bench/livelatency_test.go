@@ -32,6 +32,28 @@ a_seg1.mp4
 	}
 }
 
+func TestNextPart(t *testing.T) {
+	tests := []struct {
+		name      string
+		pl        string
+		msn, part uint64
+		ok        bool
+	}{
+		{"parts after the last segment", "#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:7\n#EXT-X-PART:DURATION=0.5,URI=\"a\"\n#EXTINF:1,\nseg7.mp4\n#EXTINF:1,\nseg8.mp4\n#EXT-X-PART:DURATION=0.5,URI=\"b\"\n#EXT-X-PART:DURATION=0.5,URI=\"c\"\n", 9, 2, true},
+		{"a segment just closed", "#EXT-X-MEDIA-SEQUENCE:3\n#EXT-X-PART:DURATION=0.5,URI=\"a\"\n#EXTINF:1,\nseg3.mp4\n", 4, 0, true},
+		{"no media sequence", "#EXTM3U\n#EXTINF:1,\nseg.mp4\n", 0, 0, false},
+		{"bad media sequence", "#EXT-X-MEDIA-SEQUENCE:x\n", 0, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msn, part, ok := nextPart(tc.pl)
+			if msn != tc.msn || part != tc.part || ok != tc.ok {
+				t.Fatalf("nextPart = %d, %d, %v; want %d, %d, %v", msn, part, ok, tc.msn, tc.part, tc.ok)
+			}
+		})
+	}
+}
+
 func FuzzParseParts(f *testing.F) {
 	f.Add("#EXT-X-PROGRAM-DATE-TIME:2026-11-22T00:42:01.000Z\n#EXT-X-PART:DURATION=0.5,URI=\"a\"\n#EXTINF:1,\n")
 	f.Add("#EXT-X-PART:URI=\"\n")

@@ -75,3 +75,21 @@ func procRSS(pid int) (int64, error) {
 	}
 	return 0, fmt.Errorf("rss: no VmRSS in %s", path)
 }
+
+// procRSSParts returns the anonymous and file-backed parts of the calling
+// process's resident set.
+func procRSSParts() (anon, file int64, err error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0, fmt.Errorf("rss: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if n, ok, err := parseStatusKB(line, "RssAnon:"); ok && err == nil {
+			anon = n
+		}
+		if n, ok, err := parseStatusKB(line, "RssFile:"); ok && err == nil {
+			file = n
+		}
+	}
+	return anon, file, nil
+}

@@ -31,7 +31,13 @@ func parseStatCPU(stat []byte) (int64, error) {
 // parseVmRSS parses a "VmRSS:   1234 kB" line into bytes; ok is false for
 // other lines.
 func parseVmRSS(line string) (rss int64, ok bool, err error) {
-	rest, found := strings.CutPrefix(line, "VmRSS:")
+	return parseStatusKB(line, "VmRSS:")
+}
+
+// parseStatusKB reads a "Name:   123 kB" line of /proc/PID/status whose
+// name is prefix, in bytes.
+func parseStatusKB(line, prefix string) (n int64, ok bool, err error) {
+	rest, found := strings.CutPrefix(line, prefix)
 	if !found {
 		return 0, false, nil
 	}

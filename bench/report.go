@@ -85,6 +85,28 @@ type Usage struct {
 	// GoHeapMiB is the Go heap in use at the end of the window (recorder
 	// only).
 	GoHeapMiB float64 `json:"go_heap_mib,omitempty"`
+
+	// Memory is where the recorder's resident set goes at the end of the
+	// window (recorder only).
+	Memory *MemoryStats `json:"memory,omitempty"`
+}
+
+// MemoryStats splits the recorder's memory at the end of the window.
+type MemoryStats struct {
+	// LiveHeapMiB is the heap the last collection marked live; HeapInuseMiB
+	// adds what was allocated since, garbage included.
+	LiveHeapMiB  float64 `json:"live_heap_mib"`
+	HeapInuseMiB float64 `json:"heap_inuse_mib"`
+	// HeapFreeMiB is heap memory free but not yet returned to the system.
+	HeapFreeMiB float64 `json:"heap_free_mib"`
+	StacksMiB   float64 `json:"stacks_mib"`
+	// RuntimeMiB is the Go runtime's other memory (GC metadata, spans,
+	// buffers).
+	RuntimeMiB float64 `json:"runtime_mib"`
+	// AnonMiB and FileMiB split the resident set: anonymous memory (Go,
+	// C allocations) and mapped files (the binary, shared libraries).
+	AnonMiB float64 `json:"anon_mib"`
+	FileMiB float64 `json:"file_mib"`
 }
 
 // SegmentStats summarises stored segments. Latency is from a segment's end

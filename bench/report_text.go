@@ -41,6 +41,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		v.CPUPercent, v.CPUPercentPerCamera, TargetCPUPercent, verdict(v.CPUPercentPerCamera <= TargetCPUPercent))
 	p("vigia RSS", "%.1f MiB before cameras, %.1f MiB at end, %.2f MiB per camera (target ≤ %.1f MiB)%s; Go heap %.1f MiB",
 		v.RSSBeforeMiB, v.RSSEndMiB, v.RSSPerCameraMiB, TargetRSSMiB, verdict(v.RSSPerCameraMiB <= TargetRSSMiB), v.GoHeapMiB)
+	if m := v.Memory; m != nil {
+		p("vigia memory", "Go heap live %.1f, in use %.1f, free not returned %.1f, stacks %.1f, runtime %.1f MiB; resident anonymous %.1f, files %.1f MiB",
+			m.LiveHeapMiB, m.HeapInuseMiB, m.HeapFreeMiB, m.StacksMiB, m.RuntimeMiB, m.AnonMiB, m.FileMiB)
+	}
 	s := r.Segments
 	p("segments", "%d stored (%d full, %d short), %.1f MiB", s.Stored, s.StoredFull, s.StoredShort, mib(s.Bytes))
 	if s.StoredFull > 0 {
@@ -66,10 +70,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if sk := r.Soak; sk != nil && len(sk.Samples) > 0 {
 		first, last := sk.Samples[0], sk.Samples[len(sk.Samples)-1]
-		p("soak samples", "%d over %.0f s: RSS %.1f → %.1f MiB, heap %.1f → %.1f MiB, goroutines %d → %d, open files %d → %d",
-			len(sk.Samples), last.AtS, first.RSSMiB, last.RSSMiB, first.HeapMiB, last.HeapMiB, first.Goroutines, last.Goroutines, first.OpenFiles, last.OpenFiles)
-		p("soak growth", "RSS %+.2f %%/h, heap %+.2f %%/h, goroutines %+.2f %%/h, open files %+.2f %%/h (target under 1 %%/h)",
-			sk.RSSGrowthPctPerHour, sk.HeapGrowthPctPerHour, sk.GoroutineGrowthPctPerHr, sk.OpenFileGrowthPctPerHr)
+		p("soak samples", "%d over %.0f s: RSS %.1f → %.1f MiB, heap %.1f → %.1f MiB (live %.1f → %.1f), goroutines %d → %d, open files %d → %d",
+			len(sk.Samples), last.AtS, first.RSSMiB, last.RSSMiB, first.HeapMiB, last.HeapMiB, first.LiveHeapMiB, last.LiveHeapMiB,
+			first.Goroutines, last.Goroutines, first.OpenFiles, last.OpenFiles)
+		p("soak growth", "RSS %+.2f %%/h, heap %+.2f %%/h, live heap %+.2f %%/h, goroutines %+.2f %%/h, open files %+.2f %%/h (target under 1 %%/h)",
+			sk.RSSGrowthPctPerHour, sk.HeapGrowthPctPerHour, sk.LiveHeapGrowthPctPerHr, sk.GoroutineGrowthPctPerHr, sk.OpenFileGrowthPctPerHr)
 	}
 	if l := r.Live; l != nil {
 		if l.Err != "" && l.Parts == 0 {

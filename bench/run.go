@@ -115,12 +115,22 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	r.progress("warm-up done (%d segments stored); measuring for %v", r.col.count(), o.Duration)
 	w0 := r.sample()
 	im0, im0Err := r.imagingCounters(ctx)
+	if o.MemProfile != "" {
+		if err := writeHeapProfile(o.MemProfile + ".start"); err != nil {
+			return nil, err
+		}
+	}
 	stopProfile, err := startProfile(o.CPUProfile)
 	if err != nil {
 		return nil, err
 	}
 	soakDone := make(chan []Sample, 1)
-	go func() { soakDone <- sampleResources(ctx, o.SampleEvery, o.Duration) }()
+	go func() {
+		soakDone <- sampleResources(ctx, o.SampleEvery, o.Duration, func(s Sample) {
+			r.progress("sample at %4.0f s: RSS %.1f MiB, heap %.1f MiB (live %.1f), %d goroutines, %d open files",
+				s.AtS, s.RSSMiB, s.HeapMiB, s.LiveHeapMiB, s.Goroutines, s.OpenFiles)
+		})
+	}()
 	liveDone := make(chan *LiveStats, 1)
 	go func() {
 		url := r.app.LiveURL(cameras[0], time.Now().Add(time.Hour))
@@ -152,6 +162,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rep.Vigia.GoHeapMiB = mib(int64(ms.HeapInuse))
+	rep.Vigia.Memory = memoryStats(&ms)
 	rep.Synth = r.childUsage(r.synth.child, w1.synth-w0.synth, w1.at.Sub(w0.at))
 	if r.minio != nil {
 		u := r.childUsage(r.minio.child, w1.minio-w0.minio, w1.at.Sub(w0.at))
@@ -407,3 +418,18 @@ func usage(cpu, window time.Duration, cameras int) Usage {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// memoryStats splits the process's memory now.
+func memoryStats(ms *runtime.MemStats) *MemoryStats {
+	m := &MemoryStats{
+		LiveHeapMiB:  mib(liveHeap()),
+		HeapInuseMiB: mib(int64(ms.HeapInuse)),
+		HeapFreeMiB:  mib(int64(ms.HeapIdle - ms.HeapReleased)),
+		StacksMiB:    mib(int64(ms.StackSys)),
+		RuntimeMiB:   mib(int64(ms.Sys - ms.HeapSys - ms.StackSys)),
+	}
+	if anon, file, err := procRSSParts(); err == nil {
+		m.AnonMiB, m.FileMiB = mib(anon), mib(file)
+	}
+	return m
+}

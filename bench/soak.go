@@ -4,16 +4,20 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"time"
 )
 
 // Sample is the process's resources at one time of a soak run.
 type Sample struct {
-	AtS        float64 `json:"at_s"`
-	RSSMiB     float64 `json:"rss_mib"`
-	HeapMiB    float64 `json:"heap_mib"`
-	Goroutines int     `json:"goroutines"`
-	OpenFiles  int     `json:"open_files"`
+	AtS     float64 `json:"at_s"`
+	RSSMiB  float64 `json:"rss_mib"`
+	HeapMiB float64 `json:"heap_mib"`
+	// LiveHeapMiB is the heap marked live by the last garbage collection:
+	// unlike HeapMiB it does not swing with the collector's cycle.
+	LiveHeapMiB float64 `json:"live_heap_mib"`
+	Goroutines  int     `json:"goroutines"`
+	OpenFiles   int     `json:"open_files"`
 }
 
 // Soak is the growth of the resources over the window, from a least-squares
@@ -22,12 +26,14 @@ type Soak struct {
 	Samples                 []Sample `json:"samples"`
 	RSSGrowthPctPerHour     float64  `json:"rss_growth_pct_per_hour"`
 	HeapGrowthPctPerHour    float64  `json:"heap_growth_pct_per_hour"`
+	LiveHeapGrowthPctPerHr  float64  `json:"live_heap_growth_pct_per_hour"`
 	GoroutineGrowthPctPerHr float64  `json:"goroutine_growth_pct_per_hour"`
 	OpenFileGrowthPctPerHr  float64  `json:"open_file_growth_pct_per_hour"`
 }
 
-// sampleResources samples every interval for d; nil when interval is 0.
-func sampleResources(ctx context.Context, interval, d time.Duration) []Sample {
+// sampleResources samples every interval for d, handing each sample to
+// each as it is taken; nil when interval is 0.
+func sampleResources(ctx context.Context, interval, d time.Duration, each func(Sample)) []Sample {
 	if interval <= 0 {
 		return nil
 	}
@@ -40,8 +46,12 @@ func sampleResources(ctx context.Context, interval, d time.Duration) []Sample {
 		fds, _ := os.ReadDir("/proc/self/fd")
 		out = append(out, Sample{
 			AtS: time.Since(start).Seconds(), RSSMiB: mib(rss), HeapMiB: mib(int64(ms.HeapInuse)),
-			Goroutines: runtime.NumGoroutine(), OpenFiles: len(fds),
+			LiveHeapMiB: mib(liveHeap()),
+			Goroutines:  runtime.NumGoroutine(), OpenFiles: len(fds),
 		})
+		if each != nil {
+			each(out[len(out)-1])
+		}
 	}
 	take()
 	t := time.NewTicker(interval)
@@ -59,6 +69,16 @@ func sampleResources(ctx context.Context, interval, d time.Duration) []Sample {
 			take()
 		}
 	}
+}
+
+// liveHeap is the heap marked live by the last garbage collection, in bytes.
+func liveHeap() int64 {
+	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(m)
+	if m[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(m[0].Value.Uint64())
 }
 
 // growth returns the slope of ys over xs (seconds) in percent of the mean
@@ -86,13 +106,15 @@ func growth(xs, ys []float64) float64 {
 
 func soakReport(samples []Sample) *Soak {
 	xs := make([]float64, len(samples))
-	rss, heap, gor, fds := make([]float64, len(samples)), make([]float64, len(samples)), make([]float64, len(samples)), make([]float64, len(samples))
+	n := len(samples)
+	rss, heap, live, gor, fds := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for i, s := range samples {
 		xs[i] = s.AtS
-		rss[i], heap[i], gor[i], fds[i] = s.RSSMiB, s.HeapMiB, float64(s.Goroutines), float64(s.OpenFiles)
+		rss[i], heap[i], live[i], gor[i], fds[i] = s.RSSMiB, s.HeapMiB, s.LiveHeapMiB, float64(s.Goroutines), float64(s.OpenFiles)
 	}
 	return &Soak{
 		Samples: samples, RSSGrowthPctPerHour: growth(xs, rss), HeapGrowthPctPerHour: growth(xs, heap),
+		LiveHeapGrowthPctPerHr:  growth(xs, live),
 		GoroutineGrowthPctPerHr: growth(xs, gor), OpenFileGrowthPctPerHr: growth(xs, fds),
 	}
 }
