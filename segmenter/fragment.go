@@ -3,14 +3,15 @@ package segmenter
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 
 	"github.com/vigia/vigia/media"
 )
 
-// sample is one finished sample of a fragment: the unit and its timing.
+// sample is one finished sample of a fragment: its timing and size; its
+// bytes are in the track's data.
 type sample struct {
-	u    *media.Unit
 	dur  uint32
 	cto  int32
 	sync bool
@@ -22,6 +23,7 @@ type fragTrack struct {
 	id       uint32
 	baseTime uint64
 	samples  []sample
+	data     []byte // the samples' bytes, back to back
 }
 
 // Sample flags of trun: non-sync samples are marked, sync samples are not
@@ -51,8 +53,7 @@ func moofSize(tracks []*fragTrack) int {
 	return n
 }
 
-// writeFragment writes one moof+mdat with the given tracks to w, straight
-// from the units: no intermediate copy of the media.
+// writeFragment writes one moof+mdat with the given tracks to w.
 func writeFragment(w *bufio.Writer, seq uint32, tracks []*fragTrack) (int64, error) {
 	var hdr [16]byte
 	put := func(b []byte) error { _, err := w.Write(b); return err }
@@ -72,9 +73,14 @@ func writeFragment(w *bufio.Writer, seq uint32, tracks []*fragTrack) (int64, err
 	moof := moofSize(tracks)
 	var mdat int
 	for _, t := range tracks {
+		n := 0
 		for _, s := range t.samples {
-			mdat += int(s.size)
+			n += int(s.size)
 		}
+		if n != len(t.data) {
+			return 0, fmt.Errorf("track %d: samples of %d bytes, data of %d", t.id, n, len(t.data))
+		}
+		mdat += n
 	}
 	if err := box(moof, "moof"); err != nil {
 		return 0, err
@@ -112,16 +118,7 @@ func writeFragment(w *bufio.Writer, seq uint32, tracks []*fragTrack) (int64, err
 		return 0, err
 	}
 	for _, t := range tracks {
-		for _, s := range t.samples {
-			if s.u.NALUs != nil {
-				for _, nalu := range s.u.NALUs {
-					_ = u32(uint32(len(nalu)))
-					_ = put(nalu)
-				}
-			} else {
-				_ = put(s.u.Payload)
-			}
-		}
+		_ = put(t.data)
 	}
 	if err := w.Flush(); err != nil {
 		return 0, err

@@ -15,6 +15,10 @@ type trackState struct {
 	pending      *media.Unit
 	pendingTicks int64 // absolute ticks of pending.DTS
 
+	// data holds the media of samples, back to back; a finished sample's
+	// unit is not kept.
+	data *payloadBuf
+
 	samples  []sample
 	fragBase int64 // segment-relative ticks of samples[0]
 	next     int64 // segment-relative ticks after the last finished sample
@@ -39,13 +43,15 @@ func (t *trackState) finish(absTicks int64) {
 	}
 	u := t.pending
 	t.pending = nil
-	s := sample{u: u, dur: uint32(d), sync: true}
+	s := sample{dur: uint32(d), sync: true}
 	if t.video {
 		s.cto = int32(toTicks(u.PTS-u.DTS, t.timescale))
 		s.sync = u.Key
 		s.size = videoSize(u)
+		t.data.appendAVCC(u.NALUs)
 	} else {
 		s.size = uint32(len(u.Payload))
+		t.data.append(u.Payload)
 	}
 	if !t.started {
 		t.started = true
@@ -62,7 +68,8 @@ func (t *trackState) finish(absTicks int64) {
 }
 
 // take returns the fragment's samples and empties it, keeping the slice's
-// storage for the next fragment.
+// storage for the next fragment. into.data stays valid until the track's
+// data buffer is reset.
 func (t *trackState) take(into *fragTrack) bool {
 	if len(t.samples) == 0 {
 		return false
@@ -70,7 +77,7 @@ func (t *trackState) take(into *fragTrack) bool {
 	into.id = uint32(t.id)
 	into.baseTime = uint64(t.fragBase)
 	into.samples = append(into.samples[:0], t.samples...)
-	clear(t.samples)
+	into.data = t.data.bytes()
 	t.samples = t.samples[:0]
 	return true
 }

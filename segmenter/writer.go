@@ -3,6 +3,7 @@ package segmenter
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -57,8 +58,9 @@ type Writer struct {
 
 	frag                 []*fragTrack
 	fragVideo, fragAudio fragTrack
-	nextRun              time.Time // chained wall-clock start of the next segment; zero after a discontinuity
-	lastEnd              time.Time // end of the last finished segment
+	videoData, audioData *payloadBuf // media of the fragment being built
+	nextRun              time.Time   // chained wall-clock start of the next segment; zero after a discontinuity
+	lastEnd              time.Time   // end of the last finished segment
 	lastDTS              time.Duration
 	haveDTS              bool
 	buf                  seekablebuffer.Buffer
@@ -90,7 +92,13 @@ func NewWriter(cfg WriterConfig) *Writer {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Writer{cfg: cfg, videoIdx: -1, audioIdx: -1}
+	w := &Writer{cfg: cfg, videoIdx: -1, audioIdx: -1, videoData: &payloadBuf{}, audioData: &payloadBuf{}}
+	// A Writer dropped without Close still gives its buffers back.
+	runtime.AddCleanup(w, func(bufs [2]*payloadBuf) {
+		bufs[0].release()
+		bufs[1].release()
+	}, [2]*payloadBuf{w.videoData, w.audioData})
+	return w
 }
 
 // SetTracks starts a new run of the source with these tracks. Any open
@@ -124,9 +132,12 @@ func (w *Writer) Discontinuity() {
 	w.haveDTS = false
 }
 
-// Close finishes the open segment.
+// Close finishes the open segment and frees the fragment buffers (a later
+// WriteUnit allocates them again).
 func (w *Writer) Close() {
 	w.Discontinuity()
+	w.videoData.release()
+	w.audioData.release()
 }
 
 // WriteUnit adds one access unit.
@@ -256,7 +267,8 @@ func (w *Writer) openSegment(u *media.Unit) error {
 				TimeScale: uint32(rate),
 				Codec:     &codecs.MPEG4Audio{Config: *at.AAC},
 			})
-			audio = &trackState{id: 2, timescale: rate, defDur: 1024, segBase: toTicks(u.DTS, rate)}
+			w.audioData.reset()
+			audio = &trackState{id: 2, timescale: rate, defDur: 1024, segBase: toTicks(u.DTS, rate), data: w.audioData}
 			meta.AudioCodec = media.AAC
 		}
 	}
@@ -278,12 +290,13 @@ func (w *Writer) openSegment(u *media.Unit) error {
 		f.abort()
 		return err
 	}
+	w.videoData.reset()
 	w.seg = &openSegment{
 		file:     f,
 		meta:     meta,
 		startDTS: u.DTS,
 		fragDTS:  u.DTS,
-		video:    trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
+		video:    trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000), data: w.videoData},
 		audio:    audio,
 	}
 	// segment-relative ticks: subtract the base when finishing samples.
@@ -307,9 +320,10 @@ func (w *Writer) flushFragment(s *openSegment) error {
 	}
 	s.seq++
 	err := s.file.writeFragment(s.seq, tracks)
-	// Drop the references to the units: they are on disk now.
-	clear(w.fragVideo.samples)
-	clear(w.fragAudio.samples)
+	// The media is on disk now (or lost with the segment).
+	w.videoData.reset()
+	w.audioData.reset()
+	w.fragVideo.data, w.fragAudio.data = nil, nil
 	return err
 }
 
