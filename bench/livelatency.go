@@ -12,10 +12,21 @@ import (
 	"time"
 )
 
-// LiveStats is the live latency measured on one camera: from the wall-clock
-// end of an LL-HLS part (the arrival time of its last frame, which the
-// recorder stamps) to the moment the part is listed in the media playlist.
+// LiveStats is the live latency measured on one camera, by one viewer after
+// the measured window: from the wall-clock end of an LL-HLS part (the
+// arrival time of its last frame, which the recorder stamps) to the moment a
+// blocking playlist request lists the part.
 type LiveStats struct {
+	// RecorderCPUPercent is the recorder's CPU while the viewer watched, in
+	// % of one core; ViewerCPUPercent is that minus the window's, what the
+	// viewer added (noisy: the difference of two measures).
+	RecorderCPUPercent float64 `json:"recorder_cpu_percent"`
+	ViewerCPUPercent   float64 `json:"viewer_cpu_percent"`
+	// RSSDeltaMiB is how much the recorder's resident set grew meanwhile
+	// (the camera's live muxer, mostly).
+	RSSDeltaMiB float64 `json:"rss_delta_mib"`
+	WindowS     float64 `json:"window_s"`
+
 	Camera string  `json:"camera"`
 	Parts  int     `json:"parts"`
 	P50Ms  float64 `json:"p50_ms"`
@@ -24,15 +35,26 @@ type LiveStats struct {
 	Err    string  `json:"error,omitempty"`
 }
 
-// measureLive polls the live playlist at url for d and returns the latency
-// of every part that appeared meanwhile.
+// measureLive opens the live stream at master (it starts on demand) and
+// then, for d, returns the latency of every part that appeared.
 func measureLive(ctx context.Context, master string, d time.Duration) ([]time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
 	media, err := videoPlaylist(ctx, master)
 	if err != nil {
 		return nil, err
 	}
+	// Wait until the stream, started by the first request, lists parts.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		body, err := get(ctx, media)
+		if err == nil && len(parseParts(body)) > 0 {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("live media playlist lists no part: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
 	seen := map[string]bool{}
 	var out []time.Duration
 	first := true

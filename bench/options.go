@@ -21,6 +21,11 @@ type Options struct {
 	// It defaults to 60 seconds.
 	Duration time.Duration
 
+	// LiveWindow is how long one viewer watches the first camera live after
+	// the measured window, for the live latency; 0 skips it.
+	// It defaults to 20 seconds.
+	LiveWindow time.Duration
+
 	// Warmup runs before the measured window (connections, first keyframes,
 	// first segments) and is excluded from the CPU figures.
 	// It defaults to 10 seconds.
@@ -103,6 +108,7 @@ func Defaults() Options {
 	return Options{
 		Cameras:      100,
 		Duration:     60 * time.Second,
+		LiveWindow:   20 * time.Second,
 		Warmup:       10 * time.Second,
 		Backend:      "fs",
 		Codec:        "h264",

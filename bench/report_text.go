@@ -80,7 +80,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		if l.Err != "" && l.Parts == 0 {
 			p("live latency", "not measured: %s", l.Err)
 		} else {
-			p("live latency", "p50 %.0f ms, p99 %.0f ms, max %.0f ms (%d LL-HLS parts of %s)", l.P50Ms, l.P99Ms, l.MaxMs, l.Parts, l.Camera)
+			p("live latency", "p50 %.0f ms, p99 %.0f ms, max %.0f ms (%d LL-HLS parts of %s, one viewer for %.0f s after the window)",
+				l.P50Ms, l.P99Ms, l.MaxMs, l.Parts, l.Camera, l.WindowS)
+			p("live viewer cost", "recorder at %.1f %% of one core while watched (%+.1f %% over the window), resident set %+.1f MiB",
+				l.RecorderCPUPercent, l.ViewerCPUPercent, l.RSSDeltaMiB)
 		}
 	}
 	if r.Imaging != nil {

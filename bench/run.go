@@ -31,6 +31,8 @@ type run struct {
 	app    *app.App
 	ffmpeg []*ffmpegRecorder
 	col    *collector
+
+	recordingCPUPercent float64 // the recorder's CPU over the window, % of one core
 }
 
 // window is what is sampled at the start and end of the measured window.
@@ -131,12 +133,6 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 				s.AtS, s.RSSMiB, s.HeapMiB, s.LiveHeapMiB, s.Goroutines, s.OpenFiles)
 		})
 	}()
-	liveDone := make(chan *LiveStats, 1)
-	go func() {
-		url := r.app.LiveURL(cameras[0], time.Now().Add(time.Hour))
-		samples, err := measureLive(ctx, url, o.Duration)
-		liveDone <- liveStats(cameras[0], samples, err)
-	}()
 	err = r.wait(ctx, o.Duration)
 	w1 := r.sample()
 	im1, im1Err := r.imagingCounters(ctx)
@@ -154,6 +150,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		CPUProfile: o.CPUProfile, MemProfile: o.MemProfile,
 	}
 	rep.Vigia = usage(w1.self-w0.self, w1.at.Sub(w0.at), o.Cameras)
+	r.recordingCPUPercent = rep.Vigia.CPUPercent
 	rep.Vigia.RSSBeforeMiB = mib(rssBefore)
 	if rss, err := procRSS(0); err == nil {
 		rep.Vigia.RSSEndMiB = mib(rss)
@@ -170,7 +167,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	}
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
 	rep.Imaging = imagingStats(im0, im1, im0Err, im1Err, rep.WindowS, o.Cameras)
-	rep.Live = <-liveDone
+	rep.Live = r.measureLive(ctx, cameras[0])
 	if samples := <-soakDone; len(samples) > 0 {
 		rep.Soak = soakReport(samples)
 	}
@@ -432,4 +429,29 @@ func memoryStats(ms *runtime.MemStats) *MemoryStats {
 		m.AnonMiB, m.FileMiB = mib(anon), mib(file)
 	}
 	return m
+}
+
+// measureLive watches the first camera live for LiveWindow, as one LL-HLS
+// viewer, after the measured window: the CPU and memory per camera are those
+// of recording, and what the viewer adds is reported with the latency.
+func (r *run) measureLive(ctx context.Context, camera string) *LiveStats {
+	if r.o.LiveWindow <= 0 {
+		return nil
+	}
+	r.progress("measuring live latency on %s for %v", camera, r.o.LiveWindow)
+	rss0, _ := procRSS(0)
+	cpu0, _ := selfCPU()
+	start := time.Now()
+	url := r.app.LiveURL(camera, time.Now().Add(time.Hour))
+	samples, err := measureLive(ctx, url, r.o.LiveWindow)
+	st := liveStats(camera, samples, err)
+	st.WindowS = r.o.LiveWindow.Seconds()
+	cpu1, _ := selfCPU()
+	rss1, _ := procRSS(0)
+	if el := time.Since(start); el > 0 && r.o.Cameras > 0 {
+		st.RecorderCPUPercent = 100 * (cpu1 - cpu0).Seconds() / el.Seconds()
+		st.ViewerCPUPercent = st.RecorderCPUPercent - r.recordingCPUPercent
+	}
+	st.RSSDeltaMiB = mib(rss1 - rss0)
+	return st
 }

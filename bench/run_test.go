@@ -18,7 +18,7 @@ const runTimeout = 2 * time.Minute
 
 func TestRunFSWithFFmpegSample(t *testing.T) {
 	o := Options{
-		Cameras: 3, Duration: 6 * time.Second, Warmup: 2 * time.Second, Backend: "fs", Codec: "mixed",
+		Cameras: 3, Duration: 6 * time.Second, Warmup: 2 * time.Second, LiveWindow: 4 * time.Second, Backend: "fs", Codec: "mixed",
 		Audio: true, Segment: 2 * time.Second, FFmpegSample: 1, Dir: t.TempDir(),
 		SynthCommand: testSynthCommand, Log: zaptest.NewLogger(t), Progress: testWriter{t},
 	}
@@ -51,11 +51,15 @@ func TestRunFSWithFFmpegSample(t *testing.T) {
 		t.Errorf("ratio %v, want vigia/ffmpeg = %v", f.Ratio, want)
 	}
 
+	if l := rep.Live; l == nil || l.Parts == 0 || l.Err != "" || l.WindowS != 4 {
+		t.Errorf("live latency not measured in the live window: %+v", l)
+	}
+
 	var text bytes.Buffer
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"go1.", "vigia CPU", "vigia RSS", "latency", "frames lost", "ffmpeg CPU", "vigia / ffmpeg CPU", "3 cameras mixed + AAC"} {
+	for _, s := range []string{"go1.", "vigia CPU", "vigia RSS", "vigia memory", "latency", "live latency", "live viewer cost", "frames lost", "ffmpeg CPU", "vigia / ffmpeg CPU", "3 cameras mixed + AAC"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text report lacks %q:\n%s", s, text.String())
 		}

@@ -22,6 +22,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.IntVar(&o.Cameras, "cameras", o.Cameras, "synthetic cameras recorded")
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "measured window")
 	fs.DurationVar(&o.Warmup, "warmup", o.Warmup, "warm-up before the window, not measured")
+	fs.DurationVar(&o.LiveWindow, "live", o.LiveWindow, "one viewer watches the first camera live this long after the window, for the live latency (0 skips)")
 	fs.StringVar(&o.Backend, "backend", o.Backend, "storage: fs (temporary directory) or s3 (a MinIO process, binary at $VIGIA_TOOLS/minio)")
 	fs.StringVar(&o.Codec, "codec", o.Codec, "h264, h265 or mixed")
 	fs.BoolVar(&o.Audio, "audio", o.Audio, "cameras have an AAC track, recorded too")
