@@ -82,7 +82,7 @@ bench: deps build
 ## goroutines and open files every minute; see docs/reliability.md
 SOAK_DURATION ?= 1h
 soak: deps build
-	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras'
+	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestStorageOutage|TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras'
 	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup 2m --sample-every 1m --flap 0.1 --ffmpeg-sample 0
 
 ## fuzz: run each fuzz target for a short while

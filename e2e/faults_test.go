@@ -19,10 +19,15 @@ import (
 	"github.com/vigia/vigia/testenv"
 )
 
-// TestStorageOutage stops MinIO for 30 s while a camera records: nothing
-// is lost, and the spooled segments reach storage in order once it is back.
+// TestStorageOutage stops MinIO for 30 s (a minute with VIGIA_LONG=1) while
+// a camera records: nothing is lost, and the spooled segments reach storage
+// in order once it is back.
 func TestStorageOutage(t *testing.T) {
 	t.Parallel()
+	outage := 30 * time.Second
+	if os.Getenv("VIGIA_LONG") == "1" {
+		outage = time.Minute
+	}
 	m := testenv.MinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264"})
 	c := s3Config(t, m)
@@ -35,13 +40,13 @@ func TestStorageOutage(t *testing.T) {
 	before := waitSegments(t, st, "cam", 2, 60*time.Second)
 	m.Stop()
 	stoppedAt := time.Now()
-	time.Sleep(30 * time.Second)
+	time.Sleep(outage)
 	m.Start()
 	// Everything recorded during the outage arrives, plus two more.
 	waitFor(t, 90*time.Second, "segments recorded during and after the outage", func() bool {
 		n := 0
 		for _, s := range segments(t, st, "cam") {
-			if s.StartMs > stoppedAt.Add(30*time.Second).UnixMilli() {
+			if s.StartMs > stoppedAt.Add(outage).UnixMilli() {
 				n++
 			}
 		}
