@@ -73,6 +73,11 @@ type Usage struct {
 	// CPUPercentPerCamera is CPUPercent divided by the cameras served.
 	CPUPercentPerCamera float64 `json:"cpu_percent_per_camera"`
 
+	// RecordingCPUPercentPerCamera is, for the recorder, CPUPercentPerCamera
+	// less the thumbnail and motion work its workers measure: what recording
+	// alone costs, the figure to set beside other recorders.
+	RecordingCPUPercentPerCamera float64 `json:"recording_cpu_percent_per_camera,omitempty"`
+
 	// RSSBeforeMiB is the resident set before the cameras were added (only
 	// for the recorder), RSSEndMiB at the end of the window.
 	RSSBeforeMiB float64 `json:"rss_before_mib,omitempty"`
@@ -164,8 +169,10 @@ type FFmpegStats struct {
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
 
-	// Ratio is Vigia's CPU per camera over FFmpeg's.
-	Ratio float64 `json:"cpu_ratio_vigia_over_ffmpeg"`
+	// Ratio is Vigia's CPU per camera over FFmpeg's; RecordingRatio the
+	// same with Vigia's recording alone (FFmpeg makes no thumbnails).
+	Ratio          float64 `json:"cpu_ratio_vigia_over_ffmpeg"`
+	RecordingRatio float64 `json:"recording_cpu_ratio_vigia_over_ffmpeg"`
 
 	// Errors holds the output of processes that exited early.
 	Errors []string `json:"errors,omitempty"`

@@ -37,8 +37,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "\t")
 
 	v := r.Vigia
-	p("vigia CPU", "%.1f %% of one core, %.3f %% per camera (target ≤ %.1f %%)%s",
-		v.CPUPercent, v.CPUPercentPerCamera, TargetCPUPercent, verdict(v.CPUPercentPerCamera <= TargetCPUPercent))
+	p("vigia CPU", "%.1f %% of one core, %.3f %% per camera: recording %.3f %% (target ≤ %.1f %%)%s, thumbnails and motion %.3f %%",
+		v.CPUPercent, v.CPUPercentPerCamera, v.RecordingCPUPercentPerCamera, TargetCPUPercent,
+		verdict(v.RecordingCPUPercentPerCamera <= TargetCPUPercent), v.CPUPercentPerCamera-v.RecordingCPUPercentPerCamera)
 	p("vigia RSS", "%.1f MiB before cameras, %.1f MiB at end, %.2f MiB per camera (target ≤ %.1f MiB)%s; Go heap %.1f MiB",
 		v.RSSBeforeMiB, v.RSSEndMiB, v.RSSPerCameraMiB, TargetRSSMiB, verdict(v.RSSPerCameraMiB <= TargetRSSMiB), v.GoHeapMiB)
 	if m := v.Memory; m != nil {
@@ -97,7 +98,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("ffmpeg CPU", "%.3f %% of one core per camera", x.Usage.CPUPercentPerCamera)
 		p("ffmpeg RSS", "%.1f MiB per camera", x.Usage.RSSPerCameraMiB)
 		if x.Ratio > 0 {
-			p("vigia / ffmpeg CPU", "%.2f", x.Ratio)
+			p("vigia / ffmpeg CPU", "%.2f (recording alone %.2f)", x.Ratio, x.RecordingRatio)
 		}
 		for _, e := range x.Errors {
 			p("ffmpeg error", "%s", strings.ReplaceAll(strings.TrimSpace(e), "\n", " | "))

@@ -167,6 +167,10 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	}
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
 	rep.Imaging = imagingStats(im0, im1, im0Err, im1Err, rep.WindowS, o.Cameras)
+	rep.Vigia.RecordingCPUPercentPerCamera = rep.Vigia.CPUPercentPerCamera
+	if rep.Imaging != nil && rep.Imaging.Err == "" {
+		rep.Vigia.RecordingCPUPercentPerCamera -= rep.Imaging.TotalCPUPercentPerCamera
+	}
 	rep.Live = r.measureLive(ctx, cameras[0])
 	if samples := <-soakDone; len(samples) > 0 {
 		rep.Soak = soakReport(samples)
@@ -188,6 +192,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	rep.Frames = f
 	if rep.FFmpeg != nil && rep.FFmpeg.Usage.CPUPercentPerCamera > 0 {
 		rep.FFmpeg.Ratio = rep.Vigia.CPUPercentPerCamera / rep.FFmpeg.Usage.CPUPercentPerCamera
+		rep.FFmpeg.RecordingRatio = rep.Vigia.RecordingCPUPercentPerCamera / rep.FFmpeg.Usage.CPUPercentPerCamera
 	}
 	return rep, nil
 }

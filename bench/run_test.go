@@ -153,6 +153,12 @@ func checkCommon(t *testing.T, rep *Report, o Options) {
 	if v.CPUSeconds <= 0 || v.CPUPercent <= 0 || v.CPUPercentPerCamera <= 0 {
 		t.Errorf("recorder CPU not measured: %+v", v)
 	}
+	if v.RecordingCPUPercentPerCamera <= 0 || v.RecordingCPUPercentPerCamera > v.CPUPercentPerCamera {
+		t.Errorf("recording CPU %v %% per camera, want in (0, %v]", v.RecordingCPUPercentPerCamera, v.CPUPercentPerCamera)
+	}
+	if m := v.Memory; m == nil || m.LiveHeapMiB <= 0 || m.AnonMiB <= 0 || m.FileMiB <= 0 {
+		t.Errorf("memory breakdown missing: %+v", m)
+	}
 	if v.RSSBeforeMiB <= 0 || v.RSSEndMiB <= 0 || v.GoHeapMiB <= 0 {
 		t.Errorf("recorder memory not measured: %+v", v)
 	}
