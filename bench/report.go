@@ -112,6 +112,9 @@ type MemoryStats struct {
 	// C allocations) and mapped files (the binary, shared libraries).
 	AnonMiB float64 `json:"anon_mib"`
 	FileMiB float64 `json:"file_mib"`
+	// AnonBeforeMiB and FileBeforeMiB are the same before the cameras.
+	AnonBeforeMiB float64 `json:"anon_before_mib"`
+	FileBeforeMiB float64 `json:"file_before_mib"`
 }
 
 // SegmentStats summarises stored segments. Latency is from a segment's end

@@ -45,6 +45,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	if m := v.Memory; m != nil {
 		p("vigia memory", "Go heap live %.1f, in use %.1f, free not returned %.1f, stacks %.1f, runtime %.1f MiB; resident anonymous %.1f, files %.1f MiB",
 			m.LiveHeapMiB, m.HeapInuseMiB, m.HeapFreeMiB, m.StacksMiB, m.RuntimeMiB, m.AnonMiB, m.FileMiB)
+		if r.Cameras > 0 {
+			p("vigia RSS growth", "per camera: anonymous %.2f MiB, files %.2f MiB (code and libraries paged in once: not per camera)",
+				(m.AnonMiB-m.AnonBeforeMiB)/float64(r.Cameras), (m.FileMiB-m.FileBeforeMiB)/float64(r.Cameras))
+		}
 	}
 	s := r.Segments
 	p("segments", "%d stored (%d full, %d short), %.1f MiB", s.Stored, s.StoredFull, s.StoredShort, mib(s.Bytes))

@@ -91,6 +91,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		return nil, err
 	}
 	rssBefore, err := procRSS(0)
+	anonBefore, fileBefore, _ := procRSSParts()
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +161,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	runtime.ReadMemStats(&ms)
 	rep.Vigia.GoHeapMiB = mib(int64(ms.HeapInuse))
 	rep.Vigia.Memory = memoryStats(&ms)
+	rep.Vigia.Memory.AnonBeforeMiB, rep.Vigia.Memory.FileBeforeMiB = mib(anonBefore), mib(fileBefore)
 	rep.Synth = r.childUsage(r.synth.child, w1.synth-w0.synth, w1.at.Sub(w0.at))
 	if r.minio != nil {
 		u := r.childUsage(r.minio.child, w1.minio-w0.minio, w1.at.Sub(w0.at))
