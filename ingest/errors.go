@@ -17,6 +17,10 @@ const (
 // ErrUnsupportedScheme is returned for a URL scheme no driver handles.
 var ErrUnsupportedScheme = errors.New("unsupported url scheme")
 
+// ErrAwaitingCamera is the last error of a passive camera (a push) that has
+// not sent anything yet.
+var ErrAwaitingCamera = errors.New("waiting for the camera to connect and publish")
+
 // ErrReadTimeout is returned when a camera sends nothing for the read timeout.
 var ErrReadTimeout = errors.New("no data received within the read timeout")
 

@@ -30,6 +30,13 @@ type Source interface {
 	Run(ctx context.Context, sink Sink) error
 }
 
+// Passive is implemented by sources that wait for the camera to connect to
+// them (an RTMP push) instead of connecting to it: until media comes, such a
+// camera is OFFLINE ("waiting for the camera"), not CONECTANDO.
+type Passive interface {
+	Passive() bool
+}
+
 // Camera is what a source needs to know about a camera.
 type Camera struct {
 	// ID of the camera.

@@ -113,11 +113,6 @@ func (s *Supervisor) Run(ctx context.Context) {
 		if s.cfg.OnAttempt != nil {
 			s.cfg.OnAttempt()
 		}
-		// CONECTANDO is reported while a camera has not yet delivered media;
-		// a camera that was online stays OFFLINE while it is retried.
-		if !s.wasOnline.Load() && s.Status() != status.Permanent {
-			s.setStatus(status.Connecting, nil)
-		}
 		start := time.Now()
 		err := s.runOnce(ctx)
 		if ctx.Err() != nil {
@@ -173,6 +168,16 @@ func (s *Supervisor) runOnce(ctx context.Context) (err error) {
 	src, err := s.cfg.NewSource()
 	if err != nil {
 		return err
+	}
+	// CONECTANDO is reported while a camera has not yet delivered media; a
+	// camera that was online stays OFFLINE while it is retried, and so does
+	// one that is to connect to us (a push) while nothing has come.
+	if !s.wasOnline.Load() && s.Status() != status.Permanent {
+		if p, ok := src.(Passive); ok && p.Passive() {
+			s.setStatus(status.Offline, ErrAwaitingCamera)
+		} else {
+			s.setStatus(status.Connecting, nil)
+		}
 	}
 	sink := &onlineSink{Sink: s.cfg.Sink, online: func() {
 		s.wasOnline.Store(true)

@@ -33,6 +33,9 @@ func PushDriver(srv *Server) ingest.Driver {
 	}
 }
 
+// Passive implements ingest.Passive: the camera connects to the server.
+func (p *PushSource) Passive() bool { return true }
+
 // Run implements ingest.Source.
 func (p *PushSource) Run(ctx context.Context, sink ingest.Sink) error {
 	if err := p.srv.Listen(); err != nil {

@@ -1,0 +1,136 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/status"
+)
+
+// fakeSource delivers one unit when sendUnit is set, then fails with err
+// after the given time (or waits for the context).
+type fakeSource struct {
+	passive  bool
+	sendUnit bool
+	after    time.Duration
+	err      error
+}
+
+func (f *fakeSource) Run(ctx context.Context, sink Sink) error {
+	if f.sendUnit {
+		if err := sink.Tracks([]*media.Track{{Codec: media.H264, ClockRate: 90000}}); err != nil {
+			return err
+		}
+		sink.Unit(&media.Unit{Key: true})
+	}
+	if f.after <= 0 {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(f.after):
+		return f.err
+	}
+}
+
+type passiveSource struct{ fakeSource }
+
+func (passiveSource) Passive() bool { return true }
+
+type nopSink struct{}
+
+func (nopSink) Tracks([]*media.Track) error { return nil }
+func (nopSink) Unit(*media.Unit)            {}
+
+type statusLog struct {
+	mu    sync.Mutex
+	codes []status.Code
+	errs  []error
+}
+
+func (l *statusLog) add(c status.Code, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.codes = append(l.codes, c)
+	l.errs = append(l.errs, err)
+}
+
+func (l *statusLog) get() ([]status.Code, []error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]status.Code(nil), l.codes...), append([]error(nil), l.errs...)
+}
+
+// runSupervisor runs a supervisor over the sources, one per attempt (the
+// last one repeats), until want statuses were reported.
+func runSupervisor(t *testing.T, want int, sources ...Source) ([]status.Code, []error) {
+	t.Helper()
+	var log statusLog
+	var mu sync.Mutex
+	n := 0
+	sup := NewSupervisor(SupervisorConfig{
+		Camera: "c",
+		NewSource: func() (Source, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			s := sources[min(n, len(sources)-1)]
+			n++
+			return s, nil
+		},
+		Sink:       nopSink{},
+		OnStatus:   log.add,
+		BackoffMin: 10 * time.Millisecond,
+		BackoffMax: 20 * time.Millisecond,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); sup.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if codes, _ := log.get(); len(codes) >= want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	return log.get()
+}
+
+func TestSupervisorActiveSourceConnects(t *testing.T) {
+	codes, _ := runSupervisor(t, 2, &fakeSource{sendUnit: true})
+	if len(codes) < 2 || codes[0] != status.Connecting || codes[1] != status.Online {
+		t.Fatalf("statuses %v, want CONECTANDO then ONLINE", codes)
+	}
+}
+
+// A push camera waits for the camera: OFFLINE with the reason, never
+// CONECTANDO, then ONLINE when media comes; after a drop it is OFFLINE and
+// stays so while it waits again.
+func TestSupervisorPassiveSourceWaitsOffline(t *testing.T) {
+	drop := errors.New("publisher went away")
+	codes, errs := runSupervisor(t, 3,
+		&passiveSource{fakeSource{after: 50 * time.Millisecond, err: drop}}, // nothing published, then gone
+		&passiveSource{fakeSource{sendUnit: true, after: 50 * time.Millisecond, err: drop}},
+		&passiveSource{fakeSource{}})
+	for _, c := range codes {
+		if c == status.Connecting {
+			t.Fatalf("statuses %v: a push camera is never CONECTANDO", codes)
+		}
+	}
+	if len(codes) < 3 || codes[0] != status.Offline || codes[1] != status.Online || codes[2] != status.Offline {
+		t.Fatalf("statuses %v, want OFFLINE, ONLINE, OFFLINE", codes)
+	}
+	if !errors.Is(errs[0], ErrAwaitingCamera) {
+		t.Errorf("first OFFLINE reason %v, want ErrAwaitingCamera", errs[0])
+	}
+	if !errors.Is(errs[2], drop) {
+		t.Errorf("OFFLINE after the drop: reason %v, want the drop", errs[2])
+	}
+}
