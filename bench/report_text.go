@@ -80,6 +80,8 @@ func (r *Report) WriteText(w io.Writer) error {
 			first.Goroutines, last.Goroutines, first.OpenFiles, last.OpenFiles)
 		p("soak growth", "RSS %+.2f %%/h, heap %+.2f %%/h, live heap %+.2f %%/h, goroutines %+.2f %%/h, open files %+.2f %%/h (target under 1 %%/h)",
 			sk.RSSGrowthPctPerHour, sk.HeapGrowthPctPerHour, sk.LiveHeapGrowthPctPerHr, sk.GoroutineGrowthPctPerHr, sk.OpenFileGrowthPctPerHr)
+		p("soak memory growth", "Go runtime %+.2f %%/h, anonymous memory outside Go (C, fragment buffers) %+.2f %%/h",
+			sk.GoGrowthPctPerHr, sk.OtherAnonGrowthPctPerHr)
 	}
 	if l := r.Live; l != nil {
 		if l.Err != "" && l.Parts == 0 {

@@ -130,8 +130,8 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	soakDone := make(chan []Sample, 1)
 	go func() {
 		soakDone <- sampleResources(ctx, o.SampleEvery, o.Duration, func(s Sample) {
-			r.progress("sample at %4.0f s: RSS %.1f MiB, heap %.1f MiB (live %.1f), %d goroutines, %d open files",
-				s.AtS, s.RSSMiB, s.HeapMiB, s.LiveHeapMiB, s.Goroutines, s.OpenFiles)
+			r.progress("sample at %4.0f s: RSS %.1f MiB (anonymous %.1f, files %.1f), Go %.1f MiB, heap %.1f MiB (live %.1f), %d goroutines, %d open files",
+				s.AtS, s.RSSMiB, s.AnonMiB, s.FileMiB, s.GoMiB, s.HeapMiB, s.LiveHeapMiB, s.Goroutines, s.OpenFiles)
 		})
 	}()
 	err = r.wait(ctx, o.Duration)

@@ -16,19 +16,30 @@ type Sample struct {
 	// LiveHeapMiB is the heap marked live by the last garbage collection:
 	// unlike HeapMiB it does not swing with the collector's cycle.
 	LiveHeapMiB float64 `json:"live_heap_mib"`
-	Goroutines  int     `json:"goroutines"`
-	OpenFiles   int     `json:"open_files"`
+	// GoMiB is the memory the Go runtime holds from the system (heap,
+	// stacks, metadata) less what it returned; AnonMiB and FileMiB split
+	// the resident set. Anonymous memory beyond GoMiB is C allocations
+	// (FFmpeg's decoders) and the fragment buffers.
+	GoMiB      float64 `json:"go_mib"`
+	AnonMiB    float64 `json:"anon_mib"`
+	FileMiB    float64 `json:"file_mib"`
+	Goroutines int     `json:"goroutines"`
+	OpenFiles  int     `json:"open_files"`
 }
 
 // Soak is the growth of the resources over the window, from a least-squares
 // line through the samples, in percent of the mean per hour.
 type Soak struct {
-	Samples                 []Sample `json:"samples"`
-	RSSGrowthPctPerHour     float64  `json:"rss_growth_pct_per_hour"`
-	HeapGrowthPctPerHour    float64  `json:"heap_growth_pct_per_hour"`
-	LiveHeapGrowthPctPerHr  float64  `json:"live_heap_growth_pct_per_hour"`
-	GoroutineGrowthPctPerHr float64  `json:"goroutine_growth_pct_per_hour"`
-	OpenFileGrowthPctPerHr  float64  `json:"open_file_growth_pct_per_hour"`
+	Samples                []Sample `json:"samples"`
+	RSSGrowthPctPerHour    float64  `json:"rss_growth_pct_per_hour"`
+	HeapGrowthPctPerHour   float64  `json:"heap_growth_pct_per_hour"`
+	LiveHeapGrowthPctPerHr float64  `json:"live_heap_growth_pct_per_hour"`
+	GoGrowthPctPerHr       float64  `json:"go_growth_pct_per_hour"`
+	// OtherAnonGrowthPctPerHr is the growth of anonymous memory outside the
+	// Go runtime (C allocations, fragment buffers).
+	OtherAnonGrowthPctPerHr float64 `json:"other_anon_growth_pct_per_hour"`
+	GoroutineGrowthPctPerHr float64 `json:"goroutine_growth_pct_per_hour"`
+	OpenFileGrowthPctPerHr  float64 `json:"open_file_growth_pct_per_hour"`
 }
 
 // sampleResources samples every interval for d, handing each sample to
@@ -44,10 +55,12 @@ func sampleResources(ctx context.Context, interval, d time.Duration, each func(S
 		runtime.ReadMemStats(&ms)
 		rss, _ := procRSS(0)
 		fds, _ := os.ReadDir("/proc/self/fd")
+		anon, file, _ := procRSSParts()
 		out = append(out, Sample{
+			AnonMiB: mib(anon), FileMiB: mib(file),
 			AtS: time.Since(start).Seconds(), RSSMiB: mib(rss), HeapMiB: mib(int64(ms.HeapInuse)),
-			LiveHeapMiB: mib(liveHeap()),
-			Goroutines:  runtime.NumGoroutine(), OpenFiles: len(fds),
+			LiveHeapMiB: mib(liveHeap()), GoMiB: mib(int64(ms.Sys - ms.HeapReleased)),
+			Goroutines: runtime.NumGoroutine(), OpenFiles: len(fds),
 		})
 		if each != nil {
 			each(out[len(out)-1])
@@ -108,9 +121,11 @@ func soakReport(samples []Sample) *Soak {
 	xs := make([]float64, len(samples))
 	n := len(samples)
 	rss, heap, live, gor, fds := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	gom, other := make([]float64, n), make([]float64, n)
 	for i, s := range samples {
 		xs[i] = s.AtS
 		rss[i], heap[i], live[i], gor[i], fds[i] = s.RSSMiB, s.HeapMiB, s.LiveHeapMiB, float64(s.Goroutines), float64(s.OpenFiles)
+		gom[i], other[i] = s.GoMiB, s.AnonMiB-s.GoMiB
 	}
 	return &Soak{
 		Samples: samples, RSSGrowthPctPerHour: growth(xs, rss), HeapGrowthPctPerHour: growth(xs, heap),
