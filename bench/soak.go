@@ -2,9 +2,12 @@ package bench
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"time"
 )
 
@@ -132,4 +135,30 @@ func soakReport(samples []Sample) *Soak {
 		LiveHeapGrowthPctPerHr:  growth(xs, live),
 		GoroutineGrowthPctPerHr: growth(xs, gor), OpenFileGrowthPctPerHr: growth(xs, fds),
 	}
+}
+
+// Check returns an error naming every resource that grew faster than max
+// percent per hour: the resident set, goroutines and open files. A nil
+// Soak (no sampling) fails too: there is nothing to check.
+func (s *Soak) Check(max float64) error {
+	if s == nil || len(s.Samples) < 2 {
+		return errors.New("soak: no samples to check (use --sample-every)")
+	}
+	var over []string
+	for _, g := range []struct {
+		name string
+		v    float64
+	}{
+		{"resident set", s.RSSGrowthPctPerHour},
+		{"goroutines", s.GoroutineGrowthPctPerHr},
+		{"open files", s.OpenFileGrowthPctPerHr},
+	} {
+		if g.v > max {
+			over = append(over, fmt.Sprintf("%s %+.2f %%/h", g.name, g.v))
+		}
+	}
+	if len(over) > 0 {
+		return fmt.Errorf("soak: growth over %.2g %%/h: %s", max, strings.Join(over, ", "))
+	}
+	return nil
 }

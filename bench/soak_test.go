@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +34,21 @@ func TestGrowth(t *testing.T) {
 				t.Errorf("growth %.6f %%/h, want %.6f", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestSoakCheck(t *testing.T) {
+	var nilSoak *Soak
+	if err := nilSoak.Check(1); err == nil {
+		t.Error("no soak passed the check")
+	}
+	flat := &Soak{Samples: make([]Sample, 3), RSSGrowthPctPerHour: 0.4, GoroutineGrowthPctPerHr: -0.1, OpenFileGrowthPctPerHr: 0}
+	if err := flat.Check(1); err != nil {
+		t.Errorf("flat soak failed: %v", err)
+	}
+	rising := &Soak{Samples: make([]Sample, 3), RSSGrowthPctPerHour: 3.5, GoroutineGrowthPctPerHr: 0.2, OpenFileGrowthPctPerHr: 1.5}
+	err := rising.Check(1)
+	if err == nil || !strings.Contains(err.Error(), "resident set") || !strings.Contains(err.Error(), "open files") || strings.Contains(err.Error(), "goroutines") {
+		t.Errorf("rising soak: %v, want resident set and open files named", err)
 	}
 }

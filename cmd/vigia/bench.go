@@ -34,6 +34,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile taken at the end of the window to this file")
 	fs.StringVar(&o.Dir, "dir", "", "parent of the run's temporary directory (default: system temporary directory)")
+	maxGrowth := fs.Float64("max-growth", 0, "with --sample-every: exit non-zero when RSS, goroutines or open files grow faster than this many percent per hour (0: report only)")
 	asJSON := fs.Bool("json", false, "print the report as JSON on stdout (the table goes to stderr)")
 	level := fs.String("log-level", "warn", "recorder log level")
 	if err := fs.Parse(args); err != nil {
@@ -54,12 +55,21 @@ func runBench(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !*asJSON {
-		return rep.WriteText(stdout)
+		if err := rep.WriteText(stdout); err != nil {
+			return err
+		}
+	} else {
+		if err := rep.WriteText(os.Stderr); err != nil {
+			return err
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
 	}
-	if err := rep.WriteText(os.Stderr); err != nil {
-		return err
+	if *maxGrowth > 0 {
+		return rep.Soak.Check(*maxGrowth)
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return nil
 }
