@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -75,6 +76,7 @@ func (st *state) take(ctx context.Context, id string, rev uint64, create bool) {
 	defer cancel()
 	var newRev uint64
 	var err error
+	sent := time.Now() // the lease counts from the request, not the answer
 	if create {
 		newRev, err = st.assign.Create(ctx, id, st.leaseValue())
 	} else {
@@ -84,7 +86,7 @@ func (st *state) take(ctx context.Context, id string, rev uint64, create bool) {
 		st.log.Debug("lease not taken", zap.String("camera", id), zap.Error(err))
 		return
 	}
-	h := &held{rev: newRev, renewedOK: time.Now()}
+	h := &held{rev: newRev, renewedOK: sent}
 	st.mine[id] = h
 	st.log.Info("lease taken", zap.String("camera", id))
 	st.start(id, h)
@@ -102,29 +104,57 @@ func (st *state) start(id string, h *held) {
 	h.recording = true
 }
 
-// renew renews every held lease; a lease not renewed for FenceAfter is
-// fenced: the camera stops before any other node may take it.
+// renewal is one lease renewal of a round.
+type renewal struct {
+	id   string
+	h    *held
+	rev  uint64
+	sent time.Time
+	err  error
+}
+
+// renew renews every held lease, all at once and within half a renewal
+// interval, so that a slow store never holds up fencing; a lease not
+// renewed for FenceAfter is fenced: the camera stops before any other node
+// may take it. A renewal counts from when it was sent: the other nodes see
+// the lease renewed no earlier than that.
 func (st *state) renew(ctx context.Context) {
 	if !st.cfg.Bus.Conn().IsConnected() {
 		st.fence()
 		return
 	}
+	round := make([]renewal, 0, len(st.mine))
 	for id, h := range st.mine {
-		if st.busy[id] {
+		if !st.busy[id] {
+			round = append(round, renewal{id: id, h: h, rev: h.rev})
+		}
+	}
+	value := st.leaseValue()
+	rctx, cancel := context.WithTimeout(ctx, st.cfg.RenewInterval/2)
+	var wg sync.WaitGroup
+	for i := range round {
+		wg.Add(1)
+		go func(r *renewal) {
+			defer wg.Done()
+			r.sent = time.Now()
+			r.rev, r.err = st.assign.Update(rctx, r.id, value, r.rev)
+		}(&round[i])
+	}
+	wg.Wait()
+	cancel()
+	for _, r := range round {
+		if st.mine[r.id] != r.h {
+			continue // released or lost meanwhile
+		}
+		if r.err == nil {
+			r.h.rev, r.h.renewedOK = r.rev, r.sent
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, st.cfg.RenewInterval/2)
-		rev, err := st.assign.Update(rctx, id, st.leaseValue(), h.rev)
-		cancel()
-		if err == nil {
-			h.rev, h.renewedOK = rev, time.Now()
+		if isWrongRevision(r.err) {
+			st.lose(r.id, "lease lost")
 			continue
 		}
-		if isWrongRevision(err) {
-			st.lose(id, "lease lost")
-			continue
-		}
-		st.log.Debug("lease renewal failed", zap.String("camera", id), zap.Error(err))
+		st.log.Debug("lease renewal failed", zap.String("camera", r.id), zap.Error(r.err))
 	}
 	st.fence()
 }
