@@ -165,6 +165,22 @@ static int64_t vg_thread_cpu_ns(void) {
 }
 
 static void vg_errstr(int code, char *buf, int n) { av_strerror(code, buf, n); }
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+// vg_malloc_setup caps glibc's malloc arenas. glibc gives each thread that
+// allocates an arena of its own (up to 8 per core) and keeps what is freed
+// there; Go runs cgo calls on whichever thread is free, so over hours every
+// thread ends up holding a decoder's worth of freed memory in its arena and
+// the resident set creeps up. Two arenas are plenty for a few decoder
+// workers.
+static void vg_malloc_setup(void) {
+#ifdef __GLIBC__
+	mallopt(M_ARENA_MAX, 2);
+#endif
+}
 */
 import "C"
 
@@ -177,6 +193,8 @@ import (
 
 	"github.com/vigia/vigia/media"
 )
+
+func init() { C.vg_malloc_setup() }
 
 // Available reports whether this build can decode video.
 func Available() bool { return true }
