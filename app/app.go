@@ -80,12 +80,13 @@ type App struct {
 	synth   *synth.Server
 	live    *live.Server
 
-	opTokens []string // operator tokens, for the node's recordings page
-	node     *cluster.Node
-	static   []ingest.Camera
-	api      *apiPart
-	thumbs   *thumbsPart     // thumbnails and snapshots (app/thumbs.go)
-	motion   *motion.Service // motion events (app/motion.go)
+	opTokens   []string // operator tokens, for the node's recordings page
+	memRelease *memoryRelease
+	node       *cluster.Node
+	static     []ingest.Camera
+	api        *apiPart
+	thumbs     *thumbsPart     // thumbnails and snapshots (app/thumbs.go)
+	motion     *motion.Service // motion events (app/motion.go)
 
 	retention *retention.Sweeper // history_days expiry (app/retention.go)
 	export    *export.Service    // downloadable videos (app/export.go)
@@ -141,6 +142,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 		if err = a.startRecorder(); err != nil {
 			return a, err
 		}
+		a.memRelease = startMemoryRelease(cfg.Recording.ReleaseMemoryEvery.Duration())
 	}
 	if len(a.opTokens) == 0 && cfg.OperatorToken != "" {
 		for _, t := range strings.Split(cfg.OperatorToken, ",") {
@@ -321,6 +323,7 @@ func (a *App) publishStatus(s status.Status) {
 // their open segments finished, spooled segments uploaded (for up to 20 s;
 // the rest stays in the spool for the next start), NATS messages flushed.
 func (a *App) Close() {
+	a.memRelease.close()
 	if a.httpDone != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		_ = a.http.Shutdown(ctx)

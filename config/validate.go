@@ -97,6 +97,9 @@ func (c *Config) validateRecording(v *validator) {
 			ErrInvalidValue, r.FragmentDuration, r.SegmentDuration))
 	}
 	v.required("recording.spool_dir", r.SpoolDir)
+	if r.ReleaseMemoryEvery < 0 {
+		v.add("recording.release_memory_every", fmt.Errorf("%w %s (want 0 or more)", ErrInvalidValue, r.ReleaseMemoryEvery))
+	}
 	if r.SpoolMaxBytes <= 0 {
 		v.add("recording.spool_max_bytes", fmt.Errorf("%w %s (want more than 0)", ErrInvalidValue, r.SpoolMaxBytes))
 	}
