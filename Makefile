@@ -79,12 +79,12 @@ bench: deps build
 ## soak: the long reliability tests (hundreds of cameras, a node killed,
 ## outages of a minute: VIGIA_LONG=1), then 100 synthetic cameras, 10 % of them
 ## flapping, through a recorder for SOAK_DURATION (default 1h), sampling RSS,
-## goroutines and open files every 20 s after a 5-minute warm-up; fails when
+## goroutines and open files every 20 s after a 10-minute warm-up; fails when
 ## any of them grows faster than 1 % per hour. See docs/reliability.md
 SOAK_DURATION ?= 1h
 soak: deps build
 	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestStorageOutage|TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras'
-	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup 5m --sample-every 20s --flap 0.1 --ffmpeg-sample 0 --max-growth 1
+	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup 10m --sample-every 20s --flap 0.1 --ffmpeg-sample 0 --max-growth 1
 
 ## fuzz: run each fuzz target for a short while
 fuzz:
