@@ -14,7 +14,6 @@ import (
 // fakeSource delivers one unit when sendUnit is set, then fails with err
 // after the given time (or waits for the context).
 type fakeSource struct {
-	passive  bool
 	sendUnit bool
 	after    time.Duration
 	err      error
