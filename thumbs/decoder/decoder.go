@@ -4,6 +4,7 @@ package decoder
 
 /*
 #cgo pkg-config: libavcodec libswscale libavutil
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -175,10 +176,30 @@ static void vg_errstr(int code, char *buf, int n) { av_strerror(code, buf, n); }
 // there; Go runs cgo calls on whichever thread is free, so over hours every
 // thread ends up holding a decoder's worth of freed memory in its arena and
 // the resident set creeps up. Two arenas are plenty for a few decoder
-// workers.
-static void vg_malloc_setup(void) {
+// workers. glibc fixes its arena limit when it makes its first extra arena,
+// so this runs as a constructor, before the Go runtime starts any thread.
+__attribute__((constructor)) static void vg_malloc_setup(void) {
 #ifdef __GLIBC__
 	mallopt(M_ARENA_MAX, 2);
+#endif
+}
+
+// vg_malloc_arenas counts glibc's malloc arenas (the heaps malloc_info
+// lists); -1 where that cannot be told.
+static int vg_malloc_arenas(void) {
+#ifdef __GLIBC__
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	if (!f) return -1;
+	if (malloc_info(0, f) != 0) { fclose(f); free(buf); return -1; }
+	fclose(f);
+	int count = 0;
+	for (char *p = buf; (p = strstr(p, "<heap nr=")) != NULL; p++) count++;
+	free(buf);
+	return count;
+#else
+	return -1;
 #endif
 }
 */
@@ -194,7 +215,8 @@ import (
 	"github.com/vigia/vigia/media"
 )
 
-func init() { C.vg_malloc_setup() }
+// mallocArenas is the number of glibc malloc arenas, or -1 when unknown.
+func mallocArenas() int { return int(C.vg_malloc_arenas()) }
 
 // Available reports whether this build can decode video.
 func Available() bool { return true }
