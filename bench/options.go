@@ -26,6 +26,11 @@ type Options struct {
 	// It defaults to 20 seconds.
 	LiveWindow time.Duration
 
+	// Discard deletes each segment from storage once it is stored and
+	// counted, so that a long run does not fill the disk. The deletions
+	// count in the recorder's CPU.
+	Discard bool
+
 	// Warmup runs before the measured window (connections, first keyframes,
 	// first segments) and is excluded from the CPU figures.
 	// It defaults to 10 seconds.

@@ -12,6 +12,8 @@ import (
 	"github.com/vigia/vigia/app"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
 )
 
@@ -226,7 +228,20 @@ func (r *run) startRecorder(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	a, err := app.New(ctx, cfg, app.Mode{Name: "bench", Recorder: true, OnSegmentStored: r.col.stored}, r.o.Log)
+	onStored := r.col.stored
+	if r.o.Discard {
+		onStored = func(seg segmenter.Segment, latency time.Duration) {
+			r.col.stored(seg, latency)
+			// Counted: the object can go, so that a long run does not fill
+			// the disk (100 cameras store about 90 GB an hour).
+			if a := r.app; a != nil {
+				dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_ = a.Store().Delete(dctx, []string{storage.SegmentKey(seg.Camera, seg.Start, seg.Duration)})
+				cancel()
+			}
+		}
+	}
+	a, err := app.New(ctx, cfg, app.Mode{Name: "bench", Recorder: true, OnSegmentStored: onStored}, r.o.Log)
 	if err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}

@@ -88,7 +88,7 @@ func TestRunS3WithProfile(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "cpu.pprof")
 	o := Options{
 		Cameras: 2, Duration: 3 * time.Second, Warmup: time.Second, Backend: "s3", Codec: "h264",
-		Segment: 2 * time.Second, CPUProfile: prof, Dir: t.TempDir(),
+		Segment: 2 * time.Second, CPUProfile: prof, Dir: t.TempDir(), Discard: true,
 		SynthCommand: testSynthCommand, Log: zaptest.NewLogger(t), Progress: testWriter{t},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)

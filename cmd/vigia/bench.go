@@ -27,6 +27,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.Codec, "codec", o.Codec, "h264, h265 or mixed")
 	fs.BoolVar(&o.Audio, "audio", o.Audio, "cameras have an AAC track, recorded too")
 	fs.DurationVar(&o.SampleEvery, "sample-every", o.SampleEvery, "sample RSS, goroutines and open files this often and report their growth (soak)")
+	fs.BoolVar(&o.Discard, "discard", o.Discard, "delete each segment once stored and counted, so that a long run does not fill the disk")
 	fs.Float64Var(&o.Flap, "flap", o.Flap, "fraction of cameras taken down for 10 s every 30 s (soak)")
 	fs.BoolVar(&o.Motion, "motion", o.Motion, "run motion detection (the synthetic picture always moves: a worst case)")
 	fs.DurationVar(&o.Segment, "segment", o.Segment, "recording.segment_duration")
