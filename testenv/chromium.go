@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -38,9 +39,25 @@ func Chromium(t testing.TB) *Browser {
 	if _, err := os.Stat(exe); err != nil {
 		t.Fatalf("chromium not found at %s (set VIGIA_CHROMIUM or run make deps): %v", exe, err)
 	}
+	// The profile is removed after the browser is closed (cleanups run
+	// last-registered first), retrying while Chromium's last writes land:
+	// t.TempDir's own cleanup fails the test when a file appears meanwhile.
+	profile, err := os.MkdirTemp("", "vigia-chromium-")
+	if err != nil {
+		t.Fatalf("chromium profile: %v", err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("chromium profile %s left behind", profile)
+	})
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),
