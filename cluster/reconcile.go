@@ -143,6 +143,9 @@ func (st *state) renew(ctx context.Context) {
 	wg.Wait()
 	cancel()
 	for _, r := range round {
+		if st.mine[r.id] != r.h {
+			continue // released or lost meanwhile
+		}
 		if r.err == nil {
 			r.h.rev, r.h.renewedOK = r.rev, r.sent
 			continue
