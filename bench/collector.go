@@ -2,80 +2,145 @@ package bench
 
 import (
 	"math"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/vigia/vigia/segmenter"
 )
 
-// storedSegment is what the benchmark keeps of a stored segment.
-type storedSegment struct {
-	start    time.Time
-	duration time.Duration
-	frames   int
-	size     int64
-	latency  time.Duration
-	short    bool // shorter than the target: cut by shutdown or a discontinuity
+// camSegments is what the benchmark keeps of one camera's stored segments:
+// aggregates only, so that a soak of hours holds the same memory as a
+// minute's run.
+type camSegments struct {
+	first, last time.Time // earliest start, latest end
+	frames      int64
 }
 
 // collector receives the stored segments (from the spool's upload workers).
 type collector struct {
 	target time.Duration // the segment duration
 
-	mu    sync.Mutex
-	byCam map[string][]storedSegment
+	mu          sync.Mutex
+	byCam       map[string]*camSegments
+	stored_     int
+	bytes       int64
+	full, short latencies
 }
 
 func newCollector(target time.Duration) *collector {
-	return &collector{target: target, byCam: map[string][]storedSegment{}}
+	return &collector{target: target, byCam: map[string]*camSegments{}}
 }
 
 // stored is the app's OnSegmentStored hook.
 func (c *collector) stored(seg segmenter.Segment, latency time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.byCam[seg.Camera] = append(c.byCam[seg.Camera], storedSegment{
-		start: seg.Start, duration: seg.Duration, frames: seg.Frames, size: seg.Size,
-		latency: latency, short: seg.Duration < c.target,
-	})
+	cs := c.byCam[seg.Camera]
+	end := seg.Start.Add(seg.Duration)
+	if cs == nil {
+		cs = &camSegments{first: seg.Start, last: end}
+		c.byCam[seg.Camera] = cs
+	}
+	if seg.Start.Before(cs.first) {
+		cs.first = seg.Start
+	}
+	if end.After(cs.last) {
+		cs.last = end
+	}
+	cs.frames += int64(seg.Frames)
+	c.stored_++
+	c.bytes += seg.Size
+	if seg.Duration < c.target {
+		c.short.add(latency) // shorter than the target: cut by shutdown or a discontinuity
+	} else {
+		c.full.add(latency)
+	}
 }
 
 // count returns the number of segments stored so far.
 func (c *collector) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for _, s := range c.byCam {
-		n += len(s)
-	}
-	return n
+	return c.stored_
 }
 
 // segmentStats summarises the stored segments.
 func (c *collector) segmentStats() SegmentStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var st SegmentStats
-	var full, short []time.Duration
-	for _, segs := range c.byCam {
-		for _, s := range segs {
-			st.Stored++
-			st.Bytes += s.size
-			if s.short {
-				short = append(short, s.latency)
-			} else {
-				full = append(full, s.latency)
+	return SegmentStats{
+		Stored: c.stored_, Bytes: c.bytes,
+		StoredFull: c.full.n, StoredShort: c.short.n,
+		LatencyP50Ms: ms(c.full.percentile(50)), LatencyP99Ms: ms(c.full.percentile(99)),
+		LatencyMaxMs:      ms(c.full.percentile(100)),
+		ShortLatencyP50Ms: ms(c.short.percentile(50)), ShortLatencyMaxMs: ms(c.short.percentile(100)),
+	}
+}
+
+// latencies is a histogram of durations: 1 ms buckets up to 10 s, 100 ms
+// buckets up to an hour, one bucket beyond. Bucket i holds the durations
+// over the previous bucket's edge up to its own edge. Its memory is fixed
+// however many durations it counts; a percentile is the edge of its bucket
+// (the exact value for the largest).
+type latencies struct {
+	n      int
+	counts []uint32
+	max    time.Duration
+}
+
+const (
+	latFine       = 10_000 // ms: 1 ms buckets up to here
+	latCoarseStep = 100    // ms per bucket above
+	latBuckets    = latFine + (3_600_000-latFine)/latCoarseStep + 2
+)
+
+func latBucket(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	m := int((d + time.Millisecond - 1) / time.Millisecond) // ms, rounded up
+	if m <= latFine {
+		return m
+	}
+	k := (m - latFine + latCoarseStep - 1) / latCoarseStep
+	return min(latFine+k, latBuckets-1)
+}
+
+// latEdge is the upper edge of bucket i.
+func latEdge(i int) time.Duration {
+	if i <= latFine {
+		return time.Duration(i) * time.Millisecond
+	}
+	return time.Duration(latFine+(i-latFine)*latCoarseStep) * time.Millisecond
+}
+
+func (l *latencies) add(d time.Duration) {
+	if l.counts == nil {
+		l.counts = make([]uint32, latBuckets)
+	}
+	l.counts[latBucket(d)]++
+	l.n++
+	l.max = max(l.max, d)
+}
+
+// percentile returns the nearest-rank p-th percentile (0 when empty).
+func (l *latencies) percentile(p float64) time.Duration {
+	if l.n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(l.n)))
+	rank = max(1, min(rank, l.n))
+	seen := 0
+	for i, c := range l.counts {
+		seen += int(c)
+		if seen >= rank {
+			if i == latBuckets-1 { // beyond an hour: no edge
+				return l.max
 			}
+			return min(latEdge(i), l.max)
 		}
 	}
-	st.StoredFull, st.StoredShort = len(full), len(short)
-	st.LatencyP50Ms = ms(percentile(full, 50))
-	st.LatencyP99Ms = ms(percentile(full, 99))
-	st.LatencyMaxMs = ms(percentile(full, 100))
-	st.ShortLatencyP50Ms = ms(percentile(short, 50))
-	st.ShortLatencyMaxMs = ms(percentile(short, 100))
-	return st
+	return l.max
 }
 
 // frameStats counts the frames lost. For each camera, the stored segments
@@ -91,48 +156,25 @@ func (c *collector) frameStats(cameras []string, fps float64, recordWindow time.
 	defer c.mu.Unlock()
 	var st FrameStats
 	for _, cam := range cameras {
-		segs := c.byCam[cam]
-		if len(segs) == 0 {
+		cs := c.byCam[cam]
+		if cs == nil {
 			exp := int64(math.Round(recordWindow.Seconds() * fps))
 			st.Expected += exp
 			st.Lost += exp
 			continue
 		}
 		st.CamerasRecorded++
-		first, last := segs[0].start, segs[0].start.Add(segs[0].duration)
-		var frames int64
-		for _, s := range segs {
-			frames += int64(s.frames)
-			if s.start.Before(first) {
-				first = s.start
-			}
-			if end := s.start.Add(s.duration); end.After(last) {
-				last = end
-			}
-		}
-		exp := int64(math.Round(last.Sub(first).Seconds() * fps))
+		exp := int64(math.Round(cs.last.Sub(cs.first).Seconds() * fps))
 		st.Expected += exp
-		st.Stored += frames
-		if exp > frames {
-			st.Lost += exp - frames
+		st.Stored += cs.frames
+		if exp > cs.frames {
+			st.Lost += exp - cs.frames
 		}
 	}
 	if st.Expected > 0 {
 		st.LostPercent = 100 * float64(st.Lost) / float64(st.Expected)
 	}
 	return st
-}
-
-// percentile returns the nearest-rank p-th percentile of d (0 when empty).
-func percentile(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	rank := int(math.Ceil(p / 100 * float64(len(s))))
-	rank = max(1, min(rank, len(s)))
-	return s[rank-1]
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

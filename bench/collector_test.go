@@ -79,7 +79,14 @@ func TestSegmentStatsSplitsShortSegments(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
+func TestLatencies(t *testing.T) {
+	ms := func(v ...float64) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x*float64(time.Millisecond)))
+		}
+		return out
+	}
 	tests := []struct {
 		name string
 		in   []time.Duration
@@ -87,14 +94,22 @@ func TestPercentile(t *testing.T) {
 		want time.Duration
 	}{
 		{"empty", nil, 50, 0},
-		{"one", []time.Duration{7}, 99, 7},
-		{"unsorted median", []time.Duration{3, 1, 2}, 50, 2},
-		{"max", []time.Duration{3, 1, 2}, 100, 3},
-		{"p0 is the minimum", []time.Duration{3, 1, 2}, 0, 1},
+		{"one", ms(7), 99, 7 * time.Millisecond},
+		{"unsorted median", ms(3, 1, 2), 50, 2 * time.Millisecond},
+		{"max is exact", ms(3, 1, 2.4), 100, 3 * time.Millisecond},
+		{"p0 is the smallest", ms(3, 1, 2), 0, 1 * time.Millisecond},
+		{"within a bucket: its upper edge", ms(2.2, 2.5, 9), 50, 3 * time.Millisecond},
+		{"coarse buckets above 10 s", ms(12_345, 12_399, 20_000), 50, 12_400 * time.Millisecond},
+		{"beyond an hour: the max", ms(5_000_000, 7_000_000), 100, 7_000 * time.Second},
+		{"negative counts as zero", ms(-1, 5), 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := percentile(tc.in, tc.p); got != tc.want {
+			var l latencies
+			for _, d := range tc.in {
+				l.add(d)
+			}
+			if got := l.percentile(tc.p); got != tc.want {
 				t.Errorf("percentile(%v, %v) = %v, want %v", tc.in, tc.p, got, tc.want)
 			}
 		})

@@ -54,7 +54,9 @@ type Options struct {
 	SampleEvery time.Duration
 
 	// Flap is the fraction of cameras the synthetic camera process takes
-	// down for 10 s every 30 s (soak runs); 0 for none.
+	// down for 10 s every 30 s (soak runs); 0 for none. The cameras go down
+	// at multiples of 30 s on the wall clock, and the soak samples 25 s
+	// into each cycle, 15 s after they came back.
 	Flap float64
 
 	// Motion runs motion detection on every camera. The synthetic picture
@@ -109,6 +111,15 @@ type Options struct {
 }
 
 // Defaults returns the default options.
+// The flapping cycle: a set of cameras goes down at every multiple of
+// flapEvery on the wall clock, for flapDown; soak samples are taken
+// flapSampleAt into a cycle.
+const (
+	flapEvery    = 30 * time.Second
+	flapDown     = 10 * time.Second
+	flapSampleAt = 25 * time.Second
+)
+
 func Defaults() Options {
 	return Options{
 		Cameras:      100,

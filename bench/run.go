@@ -131,7 +131,11 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	}
 	soakDone := make(chan []Sample, 1)
 	go func() {
-		soakDone <- sampleResources(ctx, o.SampleEvery, o.Duration, func(s Sample) {
+		sp := sampling{every: o.SampleEvery}
+		if o.Flap > 0 {
+			sp.cycle, sp.offset = flapEvery, flapSampleAt
+		}
+		soakDone <- sampleResources(ctx, sp, o.Duration, func(s Sample) {
 			r.progress("sample at %4.0f s: RSS %.1f MiB (anonymous %.1f, files %.1f), Go %.1f MiB, heap %.1f MiB (live %.1f), %d goroutines, %d open files",
 				s.AtS, s.RSSMiB, s.AnonMiB, s.FileMiB, s.GoMiB, s.HeapMiB, s.LiveHeapMiB, s.Goroutines, s.OpenFiles)
 		})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"time"
@@ -45,15 +46,62 @@ type Soak struct {
 	OpenFileGrowthPctPerHr  float64 `json:"open_file_growth_pct_per_hour"`
 }
 
-// sampleResources samples every interval for d, handing each sample to
-// each as it is taken; nil when interval is 0.
-func sampleResources(ctx context.Context, interval, d time.Duration, each func(Sample)) []Sample {
-	if interval <= 0 {
+// sampling is when sampleResources samples.
+type sampling struct {
+	every time.Duration // 0: no sampling
+	// cycle, when set, is the period of a load that comes and goes on the
+	// wall clock (the flapping cameras go down at every multiple of it):
+	// every is rounded up to a multiple of cycle and each sample is taken
+	// at offset into a cycle, so that all samples see the same phase of
+	// the load and a trend is not hidden by where in the cycle each fell.
+	cycle, offset time.Duration
+}
+
+// firstWait returns how long to wait from now for the first sample.
+func (sp sampling) firstWait(now time.Time) time.Duration {
+	if sp.cycle <= 0 {
+		return 0
+	}
+	next := now.Truncate(sp.cycle).Add(sp.offset)
+	for !next.After(now) {
+		next = next.Add(sp.cycle)
+	}
+	return next.Sub(now)
+}
+
+// interval returns every, rounded up to a multiple of cycle.
+func (sp sampling) interval() time.Duration {
+	if sp.cycle <= 0 || sp.every%sp.cycle == 0 {
+		return sp.every
+	}
+	return (sp.every/sp.cycle + 1) * sp.cycle
+}
+
+// sampleResources samples for d, handing each sample to each as it is
+// taken; nil when sp.every is 0. Each sample follows a collection that
+// returns free memory to the system (debug.FreeOSMemory), so the resident
+// set measures what the process keeps, not where the collector was in its
+// cycle: a leak shows as a trend, the collector's swings do not.
+func sampleResources(ctx context.Context, sp sampling, d time.Duration, each func(Sample)) []Sample {
+	if sp.every <= 0 {
 		return nil
+	}
+	end := time.NewTimer(d)
+	defer end.Stop()
+	first := time.NewTimer(sp.firstWait(time.Now()))
+	select {
+	case <-ctx.Done():
+		first.Stop()
+		return nil
+	case <-end.C:
+		first.Stop()
+		return nil
+	case <-first.C:
 	}
 	start := time.Now()
 	var out []Sample
 	take := func() {
+		debug.FreeOSMemory()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		rss, _ := procRSS(0)
@@ -70,16 +118,13 @@ func sampleResources(ctx context.Context, interval, d time.Duration, each func(S
 		}
 	}
 	take()
-	t := time.NewTicker(interval)
+	t := time.NewTicker(sp.interval())
 	defer t.Stop()
-	end := time.NewTimer(d)
-	defer end.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return out
 		case <-end.C:
-			take()
 			return out
 		case <-t.C:
 			take()
@@ -132,7 +177,8 @@ func soakReport(samples []Sample) *Soak {
 	}
 	return &Soak{
 		Samples: samples, RSSGrowthPctPerHour: growth(xs, rss), HeapGrowthPctPerHour: growth(xs, heap),
-		LiveHeapGrowthPctPerHr:  growth(xs, live),
+		LiveHeapGrowthPctPerHr: growth(xs, live),
+		GoGrowthPctPerHr:       growth(xs, gom), OtherAnonGrowthPctPerHr: growth(xs, other),
 		GoroutineGrowthPctPerHr: growth(xs, gor), OpenFileGrowthPctPerHr: growth(xs, fds),
 	}
 }

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"time"
+
 	"math"
 	"strings"
 	"testing"
@@ -50,5 +52,34 @@ func TestSoakCheck(t *testing.T) {
 	err := rising.Check(1)
 	if err == nil || !strings.Contains(err.Error(), "resident set") || !strings.Contains(err.Error(), "open files") || strings.Contains(err.Error(), "goroutines") {
 		t.Errorf("rising soak: %v, want resident set and open files named", err)
+	}
+}
+
+func TestSamplingPhase(t *testing.T) {
+	sp := sampling{every: 20 * time.Second, cycle: 30 * time.Second, offset: 25 * time.Second}
+	if got := sp.interval(); got != 30*time.Second {
+		t.Errorf("interval %v, want 30s (20s rounded up to the cycle)", got)
+	}
+	base := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC) // a multiple of 30 s
+	for _, tc := range []struct{ at, want time.Duration }{
+		{0, 25 * time.Second},
+		{10 * time.Second, 15 * time.Second},
+		{25 * time.Second, 30 * time.Second}, // exactly at the phase: the next one
+		{29 * time.Second, 26 * time.Second},
+	} {
+		now := base.Add(tc.at)
+		got := sp.firstWait(now)
+		if got != tc.want {
+			t.Errorf("at +%v: wait %v, want %v", tc.at, got, tc.want)
+		}
+		if at := now.Add(got); at.Sub(at.Truncate(sp.cycle)) != sp.offset {
+			t.Errorf("at +%v: first sample %v is not %v into a cycle", tc.at, at, sp.offset)
+		}
+	}
+	if got := (sampling{every: 20 * time.Second}).firstWait(base); got != 0 {
+		t.Errorf("no cycle: wait %v, want 0", got)
+	}
+	if got := (sampling{every: 60 * time.Second, cycle: 30 * time.Second}).interval(); got != time.Minute {
+		t.Errorf("a multiple of the cycle is kept: %v", got)
 	}
 }

@@ -27,7 +27,8 @@ func startSynth(ctx context.Context, o Options) (*synthProc, error) {
 		return nil, fmt.Errorf("synthetic cameras: %w", err)
 	}
 	if o.Flap > 0 {
-		cmd.Args = append(cmd.Args, fmt.Sprintf("--flap-fraction=%g", o.Flap))
+		cmd.Args = append(cmd.Args, fmt.Sprintf("--flap-fraction=%g", o.Flap),
+			"--flap-every="+flapEvery.String(), "--flap-down="+flapDown.String())
 	}
 	// A pipe of our own rather than StdoutPipe: it is read until EOF
 	// independently of Wait.

@@ -54,20 +54,23 @@ func runSynthcam(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// flap takes a random fraction of the cameras down for down, every every,
-// until ctx ends: cameras that come and go, for soak runs.
+// flap takes a random fraction of the cameras down for down, at every
+// multiple of every on the wall clock, until ctx ends: cameras that come and
+// go, for soak runs. Going by the wall clock lets another process (vigia
+// bench) sample at a known phase of the cycle.
 func flap(ctx context.Context, srv *synth.Server, specs []synth.CameraSpec, fraction float64, every, down time.Duration) {
 	n := int(float64(len(specs))*fraction + 0.5)
 	if n < 1 {
 		n = 1
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
+		now := time.Now()
+		wait := time.NewTimer(now.Truncate(every).Add(every).Sub(now))
 		select {
 		case <-ctx.Done():
+			wait.Stop()
 			return
-		case <-t.C:
+		case <-wait.C:
 		}
 		var paths []string
 		for _, i := range rand.Perm(len(specs))[:n] {
