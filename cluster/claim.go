@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigia/vigia/camera"
 )
@@ -46,6 +49,25 @@ func (n *Node) Claim(ctx context.Context, id string) error {
 	}
 }
 
+// claimAttempts bounds the takes of one claim: the first from the
+// watcher's view of the lease, the others from the store's.
+const claimAttempts = 3
+
+// currentLease reads id's lease from the store: its revision, and whether
+// it exists.
+func (st *state) currentLease(ctx context.Context, id string) (uint64, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	e, err := st.assign.Get(ctx, id)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	}
+	return e.Revision(), true, nil
+}
+
 // claim runs in the loop goroutine.
 func (st *state) claim(ctx context.Context, id string) error {
 	c, ok := st.cameras[id]
@@ -67,10 +89,20 @@ func (st *state) claim(ctx context.Context, id string) error {
 	if st.busy[id] {
 		return fmt.Errorf("camera %s is stopping, retry", id)
 	}
-	if l, ok := st.leases[id]; ok {
-		st.take(ctx, id, l.rev, false)
-	} else {
-		st.take(ctx, id, 0, true)
+	l, exists := st.leases[id]
+	rev := l.rev
+	for attempt := 0; ; attempt++ {
+		st.take(ctx, id, rev, !exists)
+		if st.mine[id] != nil || attempt == claimAttempts-1 {
+			break
+		}
+		// The watcher's view may lag the store (the holder renewed the
+		// lease meanwhile, or released it): read the lease as it is now
+		// and try again.
+		var err error
+		if rev, exists, err = st.currentLease(ctx, id); err != nil {
+			return fmt.Errorf("lease of camera %s: %w", id, err)
+		}
 	}
 	if h := st.mine[id]; h == nil || !h.recording {
 		return fmt.Errorf("lease of camera %s not taken, retry", id)

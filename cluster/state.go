@@ -224,6 +224,12 @@ func (st *state) onNode(e jetstream.KeyValueEntry) {
 }
 
 func (st *state) onLease(e jetstream.KeyValueEntry) {
+	if h := st.mine[e.Key()]; h != nil && e.Revision() < h.rev {
+		// Older than the revision this node wrote: a change the watcher
+		// delivers late (a renewal or a delete before our take). The lease
+		// is ours; acting on it would stop a camera nobody else holds.
+		return
+	}
 	if e.Operation() != jetstream.KeyValuePut {
 		delete(st.leases, e.Key())
 		if h := st.mine[e.Key()]; h != nil && !st.busy[e.Key()] {
