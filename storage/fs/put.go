@@ -67,22 +67,8 @@ func (f *FS) Put(ctx context.Context, key string, r io.Reader, size int64, opts 
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("fs put %q: close: %w", key, err)
 	}
-	sc := sidecar{ContentType: opts.ContentType, Metadata: md, Tags: opts.Tags}
-	if err := f.writeSidecar(key, sc); err != nil {
-		_ = os.Remove(tmp.Name())
-		done = true
-		return fmt.Errorf("fs put %q: sidecar: %w", key, err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		_ = os.Remove(tmp.Name())
-		done = true
-		return fmt.Errorf("fs put %q: %w", key, err)
-	}
 	done = true
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("fs put %q: sync dir: %w", key, err)
-	}
-	return nil
+	return f.install(key, tmp.Name(), sidecar{ContentType: opts.ContentType, Metadata: md, Tags: opts.Tags})
 }
 
 // putLink stores src under key by a hard link. It reports false, with no
@@ -113,19 +99,25 @@ func (f *FS) putLink(key string, src *os.File, size int64, md map[string]string,
 		_ = os.Remove(tmp)
 		return true, fmt.Errorf("fs put %q: sync: %w", key, err)
 	}
-	sc := sidecar{ContentType: opts.ContentType, Metadata: md, Tags: opts.Tags}
+	return true, f.install(key, tmp, sidecar{ContentType: opts.ContentType, Metadata: md, Tags: opts.Tags})
+}
+
+// install makes the durable file tmp the object key: the sidecar first,
+// then the rename, then the directory synced. tmp is removed on failure.
+func (f *FS) install(key, tmp string, sc sidecar) error {
 	if err := f.writeSidecar(key, sc); err != nil {
 		_ = os.Remove(tmp)
-		return true, fmt.Errorf("fs put %q: sidecar: %w", key, err)
+		return fmt.Errorf("fs put %q: sidecar: %w", key, err)
 	}
+	dst := f.path(key)
 	if err := os.Rename(tmp, dst); err != nil {
 		_ = os.Remove(tmp)
-		return true, fmt.Errorf("fs put %q: %w", key, err)
+		return fmt.Errorf("fs put %q: %w", key, err)
 	}
-	if err := syncDir(dir); err != nil {
-		return true, fmt.Errorf("fs put %q: sync dir: %w", key, err)
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return fmt.Errorf("fs put %q: sync dir: %w", key, err)
 	}
-	return true, nil
+	return nil
 }
 
 // linkSeq numbers the temporary names of links.
