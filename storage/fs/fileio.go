@@ -6,30 +6,41 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 )
 
-// createTempAttempts bounds the retries of createTemp when a concurrent
-// Delete removes the freshly made directory.
+// dirMu orders the making of directories (with the file that keeps each
+// non-empty) against the pruning of emptied ones, for every store of the
+// process: a Put never sees a parent vanish while it makes its directory.
+var dirMu sync.RWMutex
+
+// createTempAttempts bounds the retries of createTemp when another process
+// prunes the freshly made directory or one of its parents.
 const createTempAttempts = 5
 
 // createTemp makes dir (and its parents) and a temporary file in it.
 func createTemp(dir string) (*os.File, error) {
 	var err error
 	for range createTempAttempts {
-		if err = os.MkdirAll(dir, 0o750); err != nil {
-			return nil, err
-		}
 		var tmp *os.File
-		tmp, err = os.CreateTemp(dir, tempPrefix+"*")
-		if err == nil {
-			return tmp, nil
+		tmp, err = mkdirCreateTemp(dir)
+		if err == nil || !(errors.Is(err, iofs.ErrNotExist) || errors.Is(err, iofs.ErrExist)) {
+			return tmp, err
 		}
-		if !errors.Is(err, iofs.ErrNotExist) {
-			return nil, err
-		}
+		// A parent pruned while it was being made (ErrNotExist), or made
+		// and pruned again between MkdirAll's steps (ErrExist): again.
 	}
 	return nil, err
+}
+
+func mkdirCreateTemp(dir string) (*os.File, error) {
+	dirMu.RLock()
+	defer dirMu.RUnlock()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(dir, tempPrefix+"*")
 }
 
 // syncDir fsyncs a directory so a rename into it is durable.
@@ -85,6 +96,8 @@ func removeIfExists(name string) error {
 
 // pruneEmptyDirs removes dir and its parents while they are empty, stopping at stop.
 func pruneEmptyDirs(dir, stop string) {
+	dirMu.Lock()
+	defer dirMu.Unlock()
 	for dir != stop && len(dir) > len(stop) {
 		if err := os.Remove(dir); err != nil {
 			return

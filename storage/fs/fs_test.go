@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -340,4 +342,59 @@ func readAll(t *testing.T, f *fs.FS, key string) []byte {
 		t.Fatalf("read %s: %v", key, err)
 	}
 	return b
+}
+
+// Puts into a camera's directories while Deletes empty and prune them (a
+// bench that discards each segment once stored, a retention sweep): every
+// Put succeeds at once, whether linked or copied.
+func TestPutWhileDeletePrunes(t *testing.T) {
+	root := t.TempDir()
+	f, err := fs.New(filepath.Join(root, "store"), fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("x"), 512)
+	src := filepath.Join(root, "spool.mp4")
+	if err := os.WriteFile(src, data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const rounds = 300
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*rounds)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				key := fmt.Sprintf("rec/c/2026/11/22/%02d/%d_%d.mp4", i%24, w, i)
+				var r io.Reader = bytes.NewReader(data)
+				immutable := w%2 == 0
+				if immutable {
+					in, err := os.Open(src)
+					if err != nil {
+						errs <- err
+						return
+					}
+					r = in
+				}
+				err := f.Put(ctx, key, r, int64(len(data)), storage.PutOptions{Immutable: immutable})
+				if c, ok := r.(io.Closer); ok {
+					_ = c.Close()
+				}
+				if err != nil {
+					errs <- fmt.Errorf("put %s: %w", key, err)
+					continue
+				}
+				if err := f.Delete(ctx, []string{key}); err != nil {
+					errs <- fmt.Errorf("delete %s: %w", key, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

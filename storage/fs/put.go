@@ -84,13 +84,10 @@ func (f *FS) putLink(key string, src *os.File, size int64, md map[string]string,
 	}
 	dst := f.path(key)
 	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return false, fmt.Errorf("fs put %q: %w", key, err)
-	}
 	tmp := filepath.Join(dir, fmt.Sprintf("%slink-%d-%d", tempPrefix, os.Getpid(), linkSeq.Add(1)))
-	if err := os.Link(src.Name(), tmp); err != nil {
+	if err := mkdirLink(dir, src.Name(), tmp); err != nil {
 		// Another filesystem, links not supported, or the directory
-		// removed meanwhile by a sweep: the copy handles each.
+		// removed meanwhile by another process: the copy handles each.
 		return false, nil
 	}
 	// The data must be durable before the object exists; the spool has
@@ -118,6 +115,16 @@ func (f *FS) install(key, tmp string, sc sidecar) error {
 		return fmt.Errorf("fs put %q: sync dir: %w", key, err)
 	}
 	return nil
+}
+
+// mkdirLink makes dir and links src into it as tmp.
+func mkdirLink(dir, src, tmp string) error {
+	dirMu.RLock()
+	defer dirMu.RUnlock()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return os.Link(src, tmp)
 }
 
 // linkSeq numbers the temporary names of links.
