@@ -253,7 +253,8 @@ func TestRedirectLoop(t *testing.T) {
 	if err := runOnce(t, s); !errors.Is(err, ErrTooManyRedirects) {
 		t.Fatalf("error %v, want %v", err, ErrTooManyRedirects)
 	}
-	if c, _ := a.seen(); c != maxDials {
-		t.Errorf("%d connections, want %d", c, maxDials)
+	// The first connection and one per redirect followed.
+	if c, _ := a.seen(); c != maxRedirects+1 {
+		t.Errorf("%d connections, want %d", c, maxRedirects+1)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/description"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
 	"github.com/bluenviron/gortsplib/v4/pkg/liberrors"
+	"github.com/pion/rtp"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/ingest"
@@ -23,6 +24,9 @@ import (
 )
 
 var _ ingest.Source = (*Source)(nil)
+
+// userAgent is sent with every request.
+const userAgent = "vigia"
 
 // Source reads one RTSP camera.
 type Source struct {
@@ -36,6 +40,10 @@ type Source struct {
 	// allowed, when set, replaces the address policy of the dial guard
 	// (tests use it to let one loopback address through).
 	allowed func(netip.Addr) bool
+
+	// reportEvery, when set, replaces the period of RTCP receiver reports
+	// of TCP sessions (tests shorten it).
+	reportEvery time.Duration
 }
 
 // dialer returns the address guard of the camera's connections.
@@ -84,7 +92,9 @@ func (s *Source) transport() (*gortsplib.Transport, error) {
 	return nil, ingest.Permanent(ingest.ReasonBadURL, fmt.Errorf("unknown transport %q", tr))
 }
 
-// Run implements ingest.Source.
+// Run implements ingest.Source. A TCP camera is read by the lean client of
+// this package (session.go); UDP and automatic transports go through
+// gortsplib's client (client.go).
 func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 	u, err := base.ParseURL(s.cam.URL)
 	if err != nil {
@@ -97,6 +107,67 @@ func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 	if err != nil {
 		return err
 	}
+	if tr != nil && *tr == gortsplib.TransportTCP {
+		return s.runTCP(ctx, u, sink)
+	}
+	return s.runClient(ctx, u, tr, sink)
+}
+
+// runTCP plays the camera over its RTSP connection with the lean client.
+func (s *Source) runTCP(ctx context.Context, u *base.URL, sink ingest.Sink) error {
+	ses := &tcpSession{
+		timeout:     s.cfg.ReadTimeout,
+		userAgent:   userAgent,
+		dial:        newRedirectGuard(u, s.dialer()).DialContext,
+		reportEvery: s.reportEvery,
+	}
+	stop := context.AfterFunc(ctx, ses.stop)
+	defer stop()
+	defer ses.close()
+
+	fail := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return classify(err)
+	}
+	desc, err := ses.handshake(ctx, u)
+	if err != nil {
+		return fail(err)
+	}
+	r, err := newReader(desc, s.cam.Sound)
+	if err != nil {
+		return err
+	}
+	r.sink = sink
+	r.onDecodeError = s.OnDecodeError
+	if err := sink.Tracks(r.tracks); err != nil {
+		return ingest.Permanent(ingest.ReasonUnsupported, err)
+	}
+	if err := r.makeHandlers(); err != nil {
+		return err
+	}
+	channels, err := ses.setup(desc.BaseURL, r.medias)
+	if err != nil {
+		return fail(err)
+	}
+	r.lastUnit.Store(time.Now().UnixNano())
+	if err := ses.play(); err != nil {
+		return fail(err)
+	}
+	err = ses.playLoop(r, channels)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, ingest.ErrReadTimeout) {
+		return err
+	}
+	return classify(err)
+}
+
+// runClient plays the camera with gortsplib's client (UDP, or automatic
+// transport: UDP first, TCP when no UDP packet arrives).
+func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Transport, sink ingest.Sink) error {
 	c := &gortsplib.Client{
 		Scheme:       u.Scheme,
 		Host:         u.Host,
@@ -104,7 +175,7 @@ func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 		WriteTimeout: s.cfg.ReadTimeout,
 		Transport:    tr,
 		DialContext:  withReadBuffer(newRedirectGuard(u, s.dialer()).DialContext),
-		UserAgent:    "vigia",
+		UserAgent:    userAgent,
 	}
 	if s.OnDecodeError != nil {
 		c.OnDecodeError = s.OnDecodeError
@@ -126,17 +197,28 @@ func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 		return err
 	}
 	r.sink = sink
-	r.client = c
 	r.onDecodeError = s.OnDecodeError
 	if err := sink.Tracks(r.tracks); err != nil {
 		return ingest.Permanent(ingest.ReasonUnsupported, err)
+	}
+	if err := r.makeHandlers(); err != nil {
+		return err
 	}
 	for _, m := range r.medias {
 		if _, err := c.Setup(desc.BaseURL, m, 0, 0); err != nil {
 			return classify(err)
 		}
 	}
-	r.register()
+	r.lastUnit.Store(time.Now().UnixNano())
+	for i, m := range r.medias {
+		h := r.handlers[i]
+		c.OnPacketRTP(m, r.formats[i], func(pkt *rtp.Packet) {
+			r.guard(c, func() {
+				p := fromPion(pkt)
+				h.packet(&p, time.Now())
+			})
+		})
+	}
 	if _, err := c.Play(nil); err != nil {
 		return classify(err)
 	}
@@ -184,12 +266,12 @@ func classify(err error) error {
 
 // reader turns one session's RTP into units.
 type reader struct {
-	medias  []*description.Media
-	formats []format.Format
-	tracks  []*media.Track
+	medias   []*description.Media
+	formats  []format.Format
+	tracks   []*media.Track
+	handlers []packetHandler // per track
 
 	sink          ingest.Sink
-	client        *gortsplib.Client
 	onDecodeError func(error)
 
 	mu        sync.Mutex
@@ -198,7 +280,8 @@ type reader struct {
 	errsSince atomic.Int64 // decode errors since the last unit
 
 	clockMu sync.Mutex
-	clock   ingest.Clock // media time → local clock (jumps, rate)
+	times   timeline     // RTP timestamps → one time axis
+	clock   ingest.Clock // that axis → local clock (jumps, rate)
 }
 
 func (r *reader) idleFor() time.Duration {
@@ -211,39 +294,42 @@ func (r *reader) panicErr() error {
 	return r.panicked
 }
 
-// videoTime maps a video frame's media time through the session's clock:
-// anchored to the local clock at the first frame, so a camera's wrong clock
-// never misplaces recordings, with its jumps absorbed and its rate
-// corrected (ingest.Clock). It returns the output time and its wall time.
-func (r *reader) videoTime(pts time.Duration) (time.Duration, time.Time) {
+// videoTime maps a video frame's RTP timestamp through the session's
+// clock: anchored to the local clock at the first frame, so a camera's
+// wrong clock never misplaces recordings, with its jumps absorbed and its
+// rate corrected (ingest.Clock). It returns the output time and its wall
+// time.
+func (r *reader) videoTime(ts uint32, key bool, now time.Time) (time.Duration, time.Time) {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
-	o := r.clock.Video(pts, time.Now())
+	pts := ticksToDuration(r.times.videoTicks(ts, key, now), 90000)
+	o := r.clock.Video(pts, now)
 	return o, r.clock.Wall(o)
 }
 
-// otherTime maps the media time of another track with the video's mapping.
-// Before the first video frame it reports ok false.
-func (r *reader) otherTime(pts time.Duration) (time.Duration, time.Time, bool) {
+// otherTime maps a timestamp of another track, whose clock runs at rate,
+// with the video's mapping. Before the first video frame it reports ok
+// false.
+func (r *reader) otherTime(idx int, ts uint32, rate int, now time.Time) (time.Duration, time.Time, bool) {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
-	if !r.clock.Started() {
+	if !r.clock.Started() || !r.times.started() {
 		return 0, time.Time{}, false
 	}
-	o := r.clock.Map(pts)
+	o := r.clock.Map(ticksToDuration(r.times.otherTicks(idx, ts, rate, now), rate))
 	return o, r.clock.Wall(o), true
 }
 
-// guard runs f, turning a panic into the end of the session.
-func (r *reader) guard(f func()) {
+// guard runs f, turning a panic into the end of c's session.
+func (r *reader) guard(c *gortsplib.Client, f func()) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.mu.Lock()
 			if r.panicked == nil {
-				r.panicked = fmt.Errorf("panic while reading: %v", v)
+				r.panicked = fmt.Errorf("%w: %v", errPanic, v)
 			}
 			r.mu.Unlock()
-			go r.client.Close()
+			go c.Close()
 		}
 	}()
 	f()
@@ -256,19 +342,32 @@ func (r *reader) decodeError(err error) {
 	}
 }
 
-func (r *reader) register() {
-	r.lastUnit.Store(time.Now().UnixNano())
-	for i, m := range r.medias {
-		idx := i
-		switch f := r.formats[i].(type) {
+// makeHandlers builds the packet handler of each track.
+func (r *reader) makeHandlers() error {
+	r.handlers = make([]packetHandler, len(r.formats))
+	for i, f := range r.formats {
+		switch f := f.(type) {
 		case *format.H264:
-			r.registerH264(m, f, idx)
+			if f.PacketizationMode >= 2 {
+				return ingest.Permanent(ingest.ReasonUnsupported, errors.New("h264 interleaved packetization (mode 2) is not supported"))
+			}
+			sps, pps := f.SafeParams()
+			r.handlers[i] = newVideoTrack(r, i, h264Codec(sps, pps))
 		case *format.H265:
-			r.registerH265(m, f, idx)
+			if f.MaxDONDiff != 0 {
+				return ingest.Permanent(ingest.ReasonUnsupported, errors.New("h265 with decoding order numbers (sprop-max-don-diff) is not supported"))
+			}
+			vps, sps, pps := f.SafeParams()
+			r.handlers[i] = newVideoTrack(r, i, h265Codec(vps, sps, pps))
 		case *format.MPEG4Audio:
-			r.registerAAC(m, f, idx)
+			dec, err := f.CreateDecoder()
+			if err != nil {
+				return ingest.Permanent(ingest.ReasonUnsupported, fmt.Errorf("aac track: %w", err))
+			}
+			r.handlers[i] = &aacTrack{r: r, idx: i, rate: f.ClockRate(), dec: dec}
 		}
 	}
+	return nil
 }
 
 // durationToTicks converts d to ticks of rate per second, rounding down.

@@ -14,19 +14,32 @@ import (
 
 // validH264 reports whether au can be a real H.264 access unit.
 func validH264(au [][]byte) bool {
-	slices := 0
+	ok, slices, _ := checkH264(au)
+	return ok && slices > 0
+}
+
+// paramsH264 reports whether au holds only valid parameter sets (and SEI
+// or delimiters): no picture, nothing wrong.
+func paramsH264(au [][]byte) bool {
+	ok, slices, params := checkH264(au)
+	return ok && slices == 0 && params > 0
+}
+
+// checkH264 applies the syntax rules to every NAL unit of au and counts
+// its slices and parameter sets.
+func checkH264(au [][]byte) (ok bool, slices, params int) {
 	for _, n := range au {
 		if len(n) == 0 || n[0]&0x80 != 0 {
-			return false
+			return false, 0, 0
 		}
 		ref := n[0] >> 5 & 0x03
 		switch typ := h264.NALUType(n[0] & 0x1f); typ {
 		case h264.NALUTypeNonIDR, h264.NALUTypeIDR:
 			if typ == h264.NALUTypeIDR && ref == 0 {
-				return false
+				return false, 0, 0
 			}
 			if !validSliceHeader(n[1:], typ == h264.NALUTypeIDR) {
-				return false
+				return false, 0, 0
 			}
 			slices++
 		case h264.NALUTypeDataPartitionA, h264.NALUTypeDataPartitionB, h264.NALUTypeDataPartitionC:
@@ -34,24 +47,26 @@ func validH264(au [][]byte) bool {
 		case h264.NALUTypeSPS:
 			var sps h264.SPS
 			if ref == 0 || sps.Unmarshal(n) != nil {
-				return false
+				return false, 0, 0
 			}
+			params++
 		case h264.NALUTypePPS:
 			if ref == 0 || len(n) < 2 {
-				return false
+				return false, 0, 0
 			}
+			params++
 		case h264.NALUTypeSEI, h264.NALUTypeAccessUnitDelimiter, h264.NALUTypeEndOfSequence,
 			h264.NALUTypeEndOfStream, h264.NALUTypeFillerData:
 			if ref != 0 {
-				return false
+				return false, 0, 0
 			}
 		case h264.NALUTypeSPSExtension, h264.NALUTypePrefix, h264.NALUTypeSubsetSPS,
 			h264.NALUTypeSliceLayerWithoutPartitioning, h264.NALUTypeSliceExtension, h264.NALUTypeSliceExtensionDepth:
 		default:
-			return false // unspecified, reserved or packetization types
+			return false, 0, 0 // unspecified, reserved or packetization types
 		}
 	}
-	return slices > 0
+	return true, slices, params
 }
 
 // validSliceHeader checks first_mb_in_slice, slice_type (an I or SI slice
@@ -76,37 +91,50 @@ func validSliceHeader(b []byte, idr bool) bool {
 // validH265 reports whether au can be a real H.265 access unit of the base
 // layer.
 func validH265(au [][]byte) bool {
-	slices := 0
+	ok, slices, _ := checkH265(au)
+	return ok && slices > 0
+}
+
+// paramsH265 is paramsH264 for H.265.
+func paramsH265(au [][]byte) bool {
+	ok, slices, params := checkH265(au)
+	return ok && slices == 0 && params > 0
+}
+
+// checkH265 is checkH264 for H.265.
+func checkH265(au [][]byte) (ok bool, slices, params int) {
 	for _, n := range au {
 		if len(n) < 3 || n[0]&0x80 != 0 {
-			return false
+			return false, 0, 0
 		}
 		layer := (n[0]&0x01)<<5 | n[1]>>3
 		tid := n[1] & 0x07
 		if layer != 0 || tid == 0 {
-			return false
+			return false, 0, 0
 		}
 		switch typ := h265.NALUType((n[0] >> 1) & 0x3f); {
 		case typ <= h265.NALUType_RASL_R || (typ >= h265.NALUType_BLA_W_LP && typ <= h265.NALUType_CRA_NUT):
 			if typ >= h265.NALUType_BLA_W_LP && tid != 1 {
-				return false // IRAP pictures have TemporalId 0
+				return false, 0, 0 // IRAP pictures have TemporalId 0
 			}
 			slices++
 		case typ == h265.NALUType_VPS_NUT || typ == h265.NALUType_PPS_NUT:
 			if tid != 1 {
-				return false
+				return false, 0, 0
 			}
+			params++
 		case typ == h265.NALUType_SPS_NUT:
 			var sps h265.SPS
 			if tid != 1 || sps.Unmarshal(n) != nil {
-				return false
+				return false, 0, 0
 			}
+			params++
 		case typ >= h265.NALUType_AUD_NUT && typ <= h265.NALUType_SUFFIX_SEI_NUT:
 		default:
-			return false // reserved, unspecified or packetization types
+			return false, 0, 0 // reserved, unspecified or packetization types
 		}
 	}
-	return slices > 0
+	return true, slices, params
 }
 
 // bitReader reads Exp-Golomb codes.

@@ -1,0 +1,457 @@
+package rtsp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bluenviron/gortsplib/v4/pkg/base"
+	"github.com/bluenviron/gortsplib/v4/pkg/description"
+	"github.com/bluenviron/gortsplib/v4/pkg/format"
+	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph264"
+	"github.com/bluenviron/gortsplib/v4/pkg/format/rtpmpeg4audio"
+	"github.com/pion/rtp"
+
+	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/synth"
+)
+
+// scriptedCamera is an RTSP server on loopback that streams the synthetic
+// H.264 clip and AAC over interleaved channels of its own choosing (4 and 6,
+// not the ones asked for), with the habits of real cameras: a session
+// timeout, a request of its own in the middle of the stream, junk bytes
+// between frames, an RTP packet larger than the client's read buffer, and
+// sender reports. It records what the client sends.
+type scriptedCamera struct {
+	t      *testing.T
+	ln     net.Listener
+	setup  func(line int) string // answer to the n-th SETUP; "" for the default
+	stream bool                  // send media after PLAY (else stall)
+	public string
+
+	mu       sync.Mutex
+	methods  []base.Method
+	reports  int // RTCP receiver reports received
+	answered int // answers to the camera's own request
+}
+
+func newScriptedCamera(t *testing.T) *scriptedCamera {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &scriptedCamera{t: t, ln: ln, stream: true, public: "OPTIONS, DESCRIBE, SETUP, PLAY, GET_PARAMETER, TEARDOWN"}
+	t.Cleanup(func() { _ = ln.Close() })
+	return c
+}
+
+func (c *scriptedCamera) start() {
+	go func() {
+		for {
+			nc, err := c.ln.Accept()
+			if err != nil {
+				return
+			}
+			go c.serve(nc)
+		}
+	}()
+}
+
+func (c *scriptedCamera) url() string { return "rtsp://" + c.ln.Addr().String() + "/cam" }
+
+func (c *scriptedCamera) seen() (methods []base.Method, reports, answered int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]base.Method(nil), c.methods...), c.reports, c.answered
+}
+
+func (c *scriptedCamera) count(m base.Method) int {
+	ms, _, _ := c.seen()
+	n := 0
+	for _, x := range ms {
+		if x == m {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *scriptedCamera) sdp(t *testing.T, clip *synth.Clip, audio *synth.AudioClip) []byte {
+	sps, pps := clip.Track().SPS, clip.Track().PPS
+	desc := description.Session{Medias: []*description.Media{
+		{Type: description.MediaTypeVideo, Control: "trackID=0", Formats: []format.Format{&format.H264{PayloadTyp: 96, PacketizationMode: 1, SPS: sps, PPS: pps}}},
+		{Type: description.MediaTypeAudio, Control: "trackID=1", Formats: []format.Format{&format.MPEG4Audio{PayloadTyp: 97, Config: audio.Config, SizeLength: 13, IndexLength: 3, IndexDeltaLength: 3}}},
+	}}
+	b, err := desc.Marshal(false)
+	if err != nil {
+		t.Error(err)
+	}
+	return b
+}
+
+func (c *scriptedCamera) serve(nc net.Conn) {
+	defer nc.Close()
+	clip, err := synth.Fixture(synth.CodecH264, true)
+	if err != nil {
+		c.t.Error(err)
+		return
+	}
+	audio, err := synth.AudioFixture()
+	if err != nil {
+		c.t.Error(err)
+		return
+	}
+	br := bufio.NewReader(nc)
+	var wmu sync.Mutex
+	write := func(b []byte) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		_, err := nc.Write(b)
+		return err
+	}
+	setups := 0
+	playing := make(chan struct{})
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return
+		}
+		if b[0] == '$' { // RTCP from the client
+			var fr base.InterleavedFrame
+			if err := fr.Unmarshal(br); err != nil {
+				return
+			}
+			if fr.Channel%2 == 1 && len(fr.Payload) > 1 && fr.Payload[1] == 201 {
+				c.mu.Lock()
+				c.reports++
+				c.mu.Unlock()
+			}
+			continue
+		}
+		if b[0] == 'R' { // the answer to the camera's request
+			var res base.Response
+			if err := res.Unmarshal(br); err != nil {
+				return
+			}
+			if res.StatusCode == base.StatusOK {
+				c.mu.Lock()
+				c.answered++
+				c.mu.Unlock()
+			}
+			continue
+		}
+		var req base.Request
+		if err := req.Unmarshal(br); err != nil {
+			return
+		}
+		c.mu.Lock()
+		c.methods = append(c.methods, req.Method)
+		c.mu.Unlock()
+		res := base.Response{StatusCode: base.StatusOK, Header: base.Header{"CSeq": req.Header["CSeq"]}}
+		switch req.Method {
+		case base.Options:
+			res.Header["Public"] = base.HeaderValue{c.public}
+		case base.Describe:
+			res.Header["Content-Type"] = base.HeaderValue{"application/sdp"}
+			res.Header["Content-Base"] = base.HeaderValue{c.url() + "/"}
+			res.Body = c.sdp(c.t, clip, audio)
+		case base.Setup:
+			ans := ""
+			if c.setup != nil {
+				ans = c.setup(setups)
+			}
+			if ans == "" {
+				ans = fmt.Sprintf("RTP/AVP/TCP;unicast;interleaved=%d-%d", 4+2*setups, 5+2*setups)
+			}
+			if ans == "461" {
+				res.StatusCode = base.StatusUnsupportedTransport
+			} else {
+				res.Header["Transport"] = base.HeaderValue{ans}
+				res.Header["Session"] = base.HeaderValue{"12345678;timeout=2"}
+			}
+			setups++
+		case base.Play:
+			res.Header["Session"] = base.HeaderValue{"12345678"}
+			if c.stream {
+				go c.media(write, clip, audio, playing)
+			}
+		case base.Teardown:
+			out, _ := res.Marshal()
+			_ = write(out)
+			return
+		}
+		out, _ := res.Marshal()
+		if err := write(out); err != nil {
+			return
+		}
+		if req.Method == base.Play {
+			close(playing)
+		}
+	}
+}
+
+// media sends the clip twice, 15 units a second, with its oddities.
+func (c *scriptedCamera) media(write func([]byte) error, clip *synth.Clip, audio *synth.AudioClip, playing <-chan struct{}) {
+	<-playing
+	venc := &rtph264.Encoder{PayloadType: 96, PacketizationMode: 1}
+	aenc := &rtpmpeg4audio.Encoder{PayloadType: 97, SizeLength: 13, IndexLength: 3, IndexDeltaLength: 3}
+	if venc.Init() != nil || aenc.Init() != nil {
+		c.t.Error("encoders")
+		return
+	}
+	frame := func(ch int, p *rtp.Packet) error {
+		b, err := p.Marshal()
+		if err != nil {
+			return err
+		}
+		out, _ := base.InterleavedFrame{Channel: ch, Payload: b}.Marshal()
+		return write(out)
+	}
+	ai := 0
+	for loop := range 2 {
+		for i, u := range clip.Units {
+			n := loop*len(clip.Units) + i
+			ts := uint32(n * 6000)
+			var pkts []*rtp.Packet
+			if n == 1 {
+				// One packet of 20 KB (a single NAL unit packet larger than
+				// the client's read buffer).
+				nalu := append([]byte{0x01}, bytes.Repeat([]byte{0x42}, 20<<10)...)
+				nalu = append(u.NALUs[0][:1:1], nalu[1:]...)
+				pkts = []*rtp.Packet{{Header: rtp.Header{Version: 2, PayloadType: 96, Marker: true, SequenceNumber: 100}, Payload: nalu}}
+			} else {
+				var err error
+				if pkts, err = venc.Encode(u.NALUs); err != nil {
+					c.t.Error(err)
+					return
+				}
+			}
+			for _, p := range pkts {
+				p.Timestamp = ts
+				if frame(4, p) != nil {
+					return
+				}
+			}
+			// Audio up to this frame's time (44.1 or 48 kHz, 1024 a frame).
+			for ; float64(ai*1024)/float64(audio.SampleRate()) < float64(n)/15; ai++ {
+				ap, err := aenc.Encode([][]byte{audio.Units[ai%len(audio.Units)].Payload})
+				if err != nil {
+					c.t.Error(err)
+					return
+				}
+				for _, p := range ap {
+					p.Timestamp = uint32(ai * 1024)
+					if frame(6, p) != nil {
+						return
+					}
+				}
+			}
+			switch n {
+			case 3: // junk, then a request of the camera's own
+				if write([]byte("\x00\x17junk")) != nil {
+					return
+				}
+				if write([]byte("GET_PARAMETER rtsp://cam RTSP/1.0\r\nCSeq: 1\r\n\r\n")) != nil {
+					return
+				}
+			case 5: // a sender report on the video's RTCP channel
+				sr := []byte{0x80, 200, 0, 6, 1, 2, 3, 4, 0xe0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+				out, _ := base.InterleavedFrame{Channel: 5, Payload: sr}.Marshal()
+				if write(out) != nil {
+					return
+				}
+			}
+			time.Sleep(time.Second / 15)
+		}
+	}
+}
+
+// unitSink collects units.
+type unitSink struct {
+	mu     sync.Mutex
+	tracks []*media.Track
+	units  []*media.Unit
+}
+
+func (s *unitSink) Tracks(t []*media.Track) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tracks = t
+	return nil
+}
+
+func (s *unitSink) Unit(u *media.Unit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.units = append(s.units, u)
+}
+
+func (s *unitSink) byTrack(track int) []*media.Unit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*media.Unit
+	for _, u := range s.units {
+		if u.Track == track {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func scriptedSource(cam *scriptedCamera, readTimeout time.Duration) *Source {
+	s := New(ingest.Camera{ID: "c", URL: cam.url(), Sound: true}, ingest.SourceConfig{ReadTimeout: readTimeout}, nil)
+	s.allowed = onlyHost(cam.ln.Addr().String())
+	s.reportEvery = 300 * time.Millisecond
+	return s
+}
+
+// TestSessionPlaysAScriptedCamera: the lean TCP client delivers every video
+// and audio unit of the stream, byte for byte, through the camera's own
+// channel numbers, junk bytes, a request of the camera's (answered), an RTP
+// packet larger than its read buffer and sender reports; it sends
+// GET_PARAMETER keepalives within the session timeout and receiver
+// reports, and TEARDOWN when stopped.
+func TestSessionPlaysAScriptedCamera(t *testing.T) {
+	cam := newScriptedCamera(t)
+	cam.start()
+	clip, err := synth.Fixture(synth.CodecH264, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audio, err := synth.AudioFixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scriptedSource(cam, 5*time.Second)
+	sink := &unitSink{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, sink) }()
+
+	total := 2 * len(clip.Units)
+	waitFor(t, "every video unit", 30*time.Second, func() bool { return len(sink.byTrack(0)) >= total-1 })
+	waitFor(t, "a keepalive and receiver reports", 10*time.Second, func() bool {
+		_, reports, answered := cam.seen()
+		return cam.count(base.GetParameter) > 0 && reports > 1 && answered == 1
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("run ended with %v, want context.Canceled", err)
+	}
+	waitFor(t, "TEARDOWN", 5*time.Second, func() bool { return cam.count(base.Teardown) == 1 })
+
+	video := sink.byTrack(0)
+	for i, u := range video {
+		n := i
+		if n == 0 {
+			if !u.Key {
+				t.Fatal("first unit is not a keyframe")
+			}
+		}
+		want := clip.Units[n%len(clip.Units)].NALUs
+		if n == 1 {
+			want = [][]byte{append(want[0][:1:1], bytes.Repeat([]byte{0x42}, 20<<10)...)}
+		}
+		got := u.NALUs
+		// Parameter sets may be put in front of a keyframe.
+		if len(got) > len(want) {
+			got = got[len(got)-len(want):]
+		}
+		for j := range want {
+			if !bytes.Equal(got[j], want[j]) {
+				t.Fatalf("video unit %d nal unit %d differs", i, j)
+			}
+		}
+		if i > 0 && u.DTS <= video[i-1].DTS {
+			t.Fatalf("video unit %d: DTS %v after %v", i, u.DTS, video[i-1].DTS)
+		}
+	}
+	aud := sink.byTrack(1)
+	if len(aud) < 10 {
+		t.Fatalf("%d audio units", len(aud))
+	}
+	var first int
+	for first = range audio.Units {
+		if bytes.Equal(audio.Units[first].Payload, aud[0].Payload) {
+			break
+		}
+	}
+	for i, u := range aud {
+		if !bytes.Equal(u.Payload, audio.Units[(first+i)%len(audio.Units)].Payload) {
+			t.Fatalf("audio unit %d differs", i)
+		}
+	}
+}
+
+// TestSessionStalledCamera: a camera that answers PLAY and then sends
+// nothing is given up after the read timeout.
+func TestSessionStalledCamera(t *testing.T) {
+	cam := newScriptedCamera(t)
+	cam.stream = false
+	cam.start()
+	s := scriptedSource(cam, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Run(ctx, &unitSink{}); !errors.Is(err, ingest.ErrReadTimeout) {
+		t.Fatalf("run ended with %v, want %v", err, ingest.ErrReadTimeout)
+	}
+}
+
+// TestSessionSetupRefusals: a camera that refuses TCP, or answers with a
+// transport the client cannot use, is reported as such.
+func TestSessionSetupRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer string
+		want   error
+	}{
+		{"no rtp over tcp", "461", errNotTCP},
+		{"udp answered", "RTP/AVP;unicast;client_port=5000-5001;server_port=6000-6001", errNotTCP},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cam := newScriptedCamera(t)
+			cam.setup = func(int) string { return tc.answer }
+			cam.start()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := scriptedSource(cam, 2*time.Second).Run(ctx, &unitSink{}); !errors.Is(err, tc.want) {
+				t.Fatalf("run ended with %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSessionKeepaliveOptions: a camera that does not list GET_PARAMETER
+// gets OPTIONS as keepalives.
+func TestSessionKeepaliveOptions(t *testing.T) {
+	cam := newScriptedCamera(t)
+	cam.public = "OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN"
+	cam.start()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- scriptedSource(cam, 5*time.Second).Run(ctx, &unitSink{}) }()
+	waitFor(t, "an OPTIONS keepalive", 10*time.Second, func() bool { return cam.count(base.Options) >= 2 })
+	cancel()
+	<-done
+	if n := cam.count(base.GetParameter); n != 0 {
+		t.Errorf("%d GET_PARAMETER sent to a camera that does not list it", n)
+	}
+}

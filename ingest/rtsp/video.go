@@ -1,0 +1,119 @@
+package rtsp
+
+import (
+	"time"
+
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h264"
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h265"
+
+	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/media"
+)
+
+// packetHandler takes the RTP packets of one track. Its packet method is
+// called from one goroutine at a time; p's payload is valid only during
+// the call.
+type packetHandler interface {
+	packet(p *rtpPacket, now time.Time)
+}
+
+// dtsExtractor is the decoding-time extractor of H.264 or H.265.
+type dtsExtractor interface {
+	Extract(au [][]byte, pts int64) (int64, error)
+}
+
+// videoCodec holds what differs between H.264 and H.265 on the way from
+// RTP to units.
+type videoCodec struct {
+	valid  func([][]byte) bool
+	params func([][]byte) bool // only parameter sets: noted, not a frame
+	apply  func([][]byte) [][]byte
+	isKey  func([][]byte) bool
+	newDTS func() dtsExtractor
+	newDep func(emit func([][]byte, uint32), fail func(error)) depacketizer
+}
+
+func h264Codec(sps, pps []byte) videoCodec {
+	params := &ingest.H264Params{SPS: sps, PPS: pps}
+	return videoCodec{
+		valid: validH264, params: paramsH264, apply: params.Apply, isKey: h264.IsRandomAccess,
+		newDTS: func() dtsExtractor {
+			d := &h264.DTSExtractor{}
+			d.Initialize()
+			return d
+		},
+		newDep: func(emit func([][]byte, uint32), fail func(error)) depacketizer {
+			return newH264Depacketizer(emit, fail)
+		},
+	}
+}
+
+func h265Codec(vps, sps, pps []byte) videoCodec {
+	params := &ingest.H265Params{VPS: vps, SPS: sps, PPS: pps}
+	return videoCodec{
+		valid: validH265, params: paramsH265, apply: params.Apply, isKey: h265.IsRandomAccess,
+		newDTS: func() dtsExtractor {
+			d := &h265.DTSExtractor{}
+			d.Initialize()
+			return d
+		},
+		newDep: func(emit func([][]byte, uint32), fail func(error)) depacketizer {
+			return newH265Depacketizer(emit, fail)
+		},
+	}
+}
+
+// videoTrack turns the RTP of a video track into units: depacketize,
+// check, put parameter sets in front of keyframes, wait for the first
+// keyframe, then compute decoding times.
+type videoTrack struct {
+	r   *reader
+	idx int
+	c   videoCodec
+	dep depacketizer
+	dts dtsExtractor
+	now time.Time // arrival of the packet being handled
+}
+
+func newVideoTrack(r *reader, idx int, c videoCodec) *videoTrack {
+	v := &videoTrack{r: r, idx: idx, c: c}
+	v.dep = c.newDep(v.unit, r.decodeError)
+	return v
+}
+
+func (v *videoTrack) packet(p *rtpPacket, now time.Time) {
+	v.now = now
+	v.dep.push(p)
+}
+
+// unit handles one depacketized access unit. Its NAL units are in memory
+// of their own: the unit keeps them without a copy, and the parameter sets
+// put in front are replaced when they change, never written over.
+func (v *videoTrack) unit(au [][]byte, ts uint32) {
+	r := v.r
+	if !v.c.valid(au) {
+		if v.c.params(au) {
+			v.c.apply(au) // parameter sets sent apart from the frame
+			return
+		}
+		r.decodeError(ErrInvalidUnit)
+		return
+	}
+	au = v.c.apply(au)
+	key := v.c.isKey(au)
+	if v.dts == nil {
+		if !key {
+			return
+		}
+		v.dts = v.c.newDTS()
+	}
+	o, wall := r.videoTime(ts, key, v.now)
+	ot := durationToTicks(o, 90000)
+	d, err := v.dts.Extract(au, ot)
+	if err != nil {
+		r.decodeError(err)
+		v.dts = nil
+		return
+	}
+	r.deliver(&media.Unit{Track: v.idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, NALUs: au})
+}
