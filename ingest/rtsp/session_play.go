@@ -31,6 +31,7 @@ type channelUse struct {
 type playState struct {
 	stats    []rtpStats // per track
 	timedOut atomic.Bool
+	pkt      rtpPacket // the packet being handled (read loop only)
 }
 
 // rtpStats are one track's receiver figures for RTCP receiver reports,
@@ -163,8 +164,11 @@ func (s *tcpSession) readLoop(r *reader, channels []int, ps *playState) error {
 		} else if p, err := parseRTP(payload); err != nil {
 			r.decodeError(err)
 		} else {
-			st.packet(&p)
-			r.handlers[use.track].packet(&p, now)
+			// One packet value for the session: handing the handler a
+			// pointer to a loop variable would put each packet on the heap.
+			ps.pkt = p
+			st.packet(&ps.pkt)
+			r.handlers[use.track].packet(&ps.pkt, now)
 		}
 		if whole {
 			if _, err := s.br.Discard(4 + n); err != nil {
