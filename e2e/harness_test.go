@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,4 +250,39 @@ func auditContinuity(t *testing.T, segs []stored, maxGap time.Duration, allowed 
 			t.Errorf("unexplained gap of %d ms before %s", gap, segs[i].Key)
 		}
 	}
+}
+
+// wantSegments is what every stored segment of a camera must show.
+type wantSegments struct {
+	Codec         string // ffprobe's name of the video codec: h264, hevc
+	Width, Height int
+	Audio         string // ffprobe's name of the audio codec, empty for none
+	FrameInterval time.Duration
+}
+
+// auditRecording checks every segment with ffprobe (video codec and size,
+// duration within one frame interval of the key's, keyframe first, frames
+// decoded, audio codec) and that consecutive segments neither overlap nor
+// leave a gap longer than one frame interval.
+func auditRecording(t *testing.T, st storage.Store, segs []stored, want wantSegments) {
+	t.Helper()
+	for _, s := range segs {
+		p := ffprobe(t, download(t, st, s.Key))
+		if p.Video.Codec != want.Codec || p.Video.Width != want.Width || p.Video.Height != want.Height {
+			t.Errorf("%s: %s %dx%d, want %s %dx%d", s.Key, p.Video.Codec, p.Video.Width, p.Video.Height, want.Codec, want.Width, want.Height)
+		}
+		if !p.Video.FirstKey {
+			t.Errorf("%s: first frame is not a keyframe", s.Key)
+		}
+		if d := math.Abs(p.Video.Duration*1000 - float64(s.DurMs)); d > float64(want.FrameInterval/time.Millisecond) {
+			t.Errorf("%s: ffprobe says %.3f s, key says %d ms", s.Key, p.Video.Duration, s.DurMs)
+		}
+		if p.Video.Frames == 0 {
+			t.Errorf("%s: no frames decoded", s.Key)
+		}
+		if p.Audio != want.Audio {
+			t.Errorf("%s: audio %q, want %q", s.Key, p.Audio, want.Audio)
+		}
+	}
+	auditContinuity(t, segs, want.FrameInterval)
 }
