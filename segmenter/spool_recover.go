@@ -23,7 +23,11 @@ const maxSpoolFile = 1 << 30
 
 // scanFragments walks the top-level boxes of a spooled segment and returns
 // the byte size of the init part and the end of the last complete
-// moof+mdat pair (0 when there is none).
+// moof+mdat pair (0 when there is none). free and skip boxes are passed
+// over wherever they are after the ftyp: the writer puts one between a moof
+// and its mdat. A fragment cut short by a crash ends the walk: its header
+// region, written last, is still zeros (a box size of 0), or its mdat
+// reaches past the end of the file.
 func scanFragments(b []byte) (initEnd, fragEnd int64, err error) {
 	var pos int64
 	n := int64(len(b))
@@ -40,11 +44,12 @@ func scanFragments(b []byte) (initEnd, fragEnd int64, err error) {
 			hdr = 16
 		}
 		if size < hdr || size > n-pos {
-			break // truncated or garbage: stop at the last good box
+			break // truncated, unwritten or garbage: stop at the last good box
 		}
 		switch {
 		case state == 0 && typ == "ftyp":
 			state = 1
+		case state > 0 && (typ == "free" || typ == "skip"):
 		case state == 1 && typ == "moov":
 			state = 2
 			initEnd = pos + size

@@ -32,6 +32,12 @@ func FuzzRecoverSpoolFile(f *testing.F) {
 	f.Add(concat(ftyp, moov, box("moof", make([]byte, 24)))[:40])
 	f.Add(concat(ftyp, []byte{0, 0, 0, 1, 'm', 'o', 'o', 'v', 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}))
 	f.Add([]byte{})
+	// free and skip boxes: between moof and mdat, around fragments; a crash
+	// in the middle of a fragment written after a zeroed header region.
+	free := box("free", make([]byte, 16))
+	f.Add(concat(ftyp, moov, box("moof", make([]byte, 24)), free, box("mdat", []byte{1, 2, 3})))
+	f.Add(concat(ftyp, moov, box("skip", nil), box("moof", nil), box("skip", nil), box("mdat", nil), box("free", nil)))
+	f.Add(concat(ftyp, moov, box("moof", make([]byte, 24)), free, box("mdat", []byte{1, 2, 3}), make([]byte, 48), []byte{0, 0, 0, 5, 0x65, 1, 2}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		initEnd, fragEnd, err := scanFragments(b)
 		if err != nil {
