@@ -1,16 +1,15 @@
 package segmenter
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
-	"io"
+	"math"
 
 	"github.com/vigia/vigia/media"
 )
 
 // sample is one finished sample of a fragment: its timing and size; its
-// bytes are in the track's data.
+// bytes are in the spool file (video) or the writer's audio buffer.
 type sample struct {
 	dur  uint32
 	cto  int32
@@ -23,7 +22,7 @@ type fragTrack struct {
 	id       uint32
 	baseTime uint64
 	samples  []sample
-	data     []byte // the samples' bytes, back to back
+	bytes    int64 // the samples' bytes in mdat, back to back
 }
 
 // Sample flags of trun: non-sync samples are marked, sync samples are not
@@ -32,6 +31,17 @@ const (
 	flagNonSync         = 1 << 16
 	trunFlags           = 0x000001 | 0x000100 | 0x000200 | 0x000400 | 0x000800
 	tfhdDefaultBaseMoof = 0x020000
+)
+
+// Sizes of the boxes of a moof as written here: every one is a multiple of
+// 8 bytes, so a header region whose size is a multiple of 8 always leaves
+// padding of 0 or at least 8 bytes, room for a free box.
+const (
+	moofFixedSize  = 8 + 16               // moof header, mfhd
+	trafFixedSize  = 8 + 16 + 20 + 8 + 12 // traf, tfhd, tfdt (v1), trun header+count+offset
+	trunEntrySize  = 16                   // duration, size, flags, composition offset
+	boxHeaderSize  = 8                    // size and type
+	maxMdatPayload = math.MaxUint32 - 8   // a 32-bit mdat size
 )
 
 // videoSize is the AVCC size of a video unit: a 4-byte length before each
@@ -46,84 +56,68 @@ func videoSize(u *media.Unit) uint32 {
 
 // moofSize is the byte size of the moof box for these tracks.
 func moofSize(tracks []*fragTrack) int {
-	n := 8 + 16 // moof header, mfhd
+	n := moofFixedSize
 	for _, t := range tracks {
-		n += 8 + 16 + 20 + 8 + 12 + 16*len(t.samples) // traf, tfhd, tfdt (v1), trun header+count+offset, samples
+		n += trafFixedSize + trunEntrySize*len(t.samples)
 	}
 	return n
 }
 
-// writeFragment writes one moof+mdat with the given tracks to w.
-func writeFragment(w *bufio.Writer, seq uint32, tracks []*fragTrack) (int64, error) {
-	var hdr [16]byte
-	put := func(b []byte) error { _, err := w.Write(b); return err }
-	box := func(size int, typ string) error {
-		binary.BigEndian.PutUint32(hdr[0:], uint32(size))
-		copy(hdr[4:8], typ)
-		return put(hdr[:8])
-	}
-	u32 := func(v uint32) error {
-		binary.BigEndian.PutUint32(hdr[:4], v)
-		return put(hdr[:4])
-	}
-	u64 := func(v uint64) error {
-		binary.BigEndian.PutUint64(hdr[:8], v)
-		return put(hdr[:8])
-	}
+// appendHeader appends to b the header region of a fragment, reserve bytes
+// long: the moof, a free box filling what the moof leaves of the region,
+// and the header of an mdat holding the tracks' samples back to back (the
+// first track's right after the region). trun data offsets count from the
+// start of the moof (default-base-is-moof).
+func appendHeader(b []byte, seq uint32, tracks []*fragTrack, reserve int) ([]byte, error) {
 	moof := moofSize(tracks)
-	var mdat int
-	for _, t := range tracks {
-		n := 0
-		for _, s := range t.samples {
-			n += int(s.size)
-		}
-		if n != len(t.data) {
-			return 0, fmt.Errorf("track %d: samples of %d bytes, data of %d", t.id, n, len(t.data))
-		}
-		mdat += n
+	pad := reserve - moof - boxHeaderSize
+	if pad < 0 || (pad > 0 && pad < boxHeaderSize) {
+		return b, fmt.Errorf("fragment header of %d bytes does not fit a reserve of %d", moof+boxHeaderSize, reserve)
 	}
-	if err := box(moof, "moof"); err != nil {
-		return 0, err
-	}
-	_ = box(16, "mfhd")
-	_ = u32(0)
-	_ = u32(seq)
-	dataOffset := moof + 8
+	var data int64
 	for _, t := range tracks {
-		trunSize := 8 + 12 + 16*len(t.samples)
-		_ = box(8+16+20+trunSize, "traf")
-		_ = box(16, "tfhd")
-		_ = u32(tfhdDefaultBaseMoof)
-		_ = u32(t.id)
-		_ = box(20, "tfdt")
-		_ = u32(1 << 24) // version 1
-		_ = u64(t.baseTime)
-		_ = box(trunSize, "trun")
-		_ = u32(1<<24 | trunFlags) // version 1: signed composition offsets
-		_ = u32(uint32(len(t.samples)))
-		_ = u32(uint32(dataOffset))
+		data += t.bytes
+	}
+	if data > maxMdatPayload || int64(reserve)+data > math.MaxUint32 {
+		return b, fmt.Errorf("fragment of %d bytes of media: too large for an mdat", data)
+	}
+	u32 := binary.BigEndian.AppendUint32
+	boxHdr := func(b []byte, size int, typ string) []byte {
+		return append(u32(b, uint32(size)), typ...)
+	}
+	b = boxHdr(b, moof, "moof")
+	b = boxHdr(b, 16, "mfhd")
+	b = u32(b, 0)
+	b = u32(b, seq)
+	dataOffset := int64(reserve)
+	for _, t := range tracks {
+		trunSize := 8 + 12 + trunEntrySize*len(t.samples)
+		b = boxHdr(b, 8+16+20+trunSize, "traf")
+		b = boxHdr(b, 16, "tfhd")
+		b = u32(b, tfhdDefaultBaseMoof)
+		b = u32(b, t.id)
+		b = boxHdr(b, 20, "tfdt")
+		b = u32(b, 1<<24) // version 1
+		b = binary.BigEndian.AppendUint64(b, t.baseTime)
+		b = boxHdr(b, trunSize, "trun")
+		b = u32(b, 1<<24|trunFlags) // version 1: signed composition offsets
+		b = u32(b, uint32(len(t.samples)))
+		b = u32(b, uint32(dataOffset))
 		for _, s := range t.samples {
 			flags := uint32(0)
 			if !s.sync {
 				flags = flagNonSync
 			}
-			_ = u32(s.dur)
-			_ = u32(s.size)
-			_ = u32(flags)
-			_ = u32(uint32(s.cto))
-			dataOffset += int(s.size)
+			b = u32(b, s.dur)
+			b = u32(b, s.size)
+			b = u32(b, flags)
+			b = u32(b, uint32(s.cto))
 		}
+		dataOffset += t.bytes
 	}
-	if err := box(8+mdat, "mdat"); err != nil {
-		return 0, err
+	if pad > 0 {
+		b = boxHdr(b, pad, "free")
+		b = append(b, make([]byte, pad-boxHeaderSize)...)
 	}
-	for _, t := range tracks {
-		_ = put(t.data)
-	}
-	if err := w.Flush(); err != nil {
-		return 0, err
-	}
-	return int64(moof + 8 + mdat), nil
+	return boxHdr(b, boxHeaderSize+int(data), "mdat"), nil
 }
-
-var _ io.Writer = (*bufio.Writer)(nil)

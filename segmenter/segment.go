@@ -1,6 +1,7 @@
 // Package segmenter turns access units into standalone fMP4 segments (ftyp+moov,
-// then moof+mdat fragments), spools them on local disk with fsync per fragment,
-// recovers the spool after a crash and uploads finished segments with retry.
+// then moof+free+mdat fragments written through to the spool file as the units
+// arrive), spools them on local disk with fsync per fragment, recovers the spool
+// after a crash and uploads finished segments with retry.
 //
 // It knows nothing of storage or NATS: the uploader takes an Upload function
 // and reports through function fields.

@@ -195,7 +195,7 @@ func (s *Spool) create(meta Segment) (*spoolFile, error) {
 		_ = os.Remove(base + ".json")
 		return nil, s.noSpace(fmt.Errorf("create spool file: %w", err))
 	}
-	return &spoolFile{s: s, base: base, path: base + ".part", f: f}, nil
+	return &spoolFile{s: s, base: base, path: base + ".part", f: f, fd: fileFD(f)}, nil
 }
 
 // writeMeta writes the metadata file atomically.

@@ -1,33 +1,40 @@
 package segmenter
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"sync"
 )
 
-// spoolFile is the spool file of the segment being written.
+// spoolFile is the spool file of the segment being written. Every write is
+// positional: a fragment's header region is written after its samples.
 type spoolFile struct {
 	s    *Spool
 	base string
 	path string
 	f    *os.File
-	size int64
+	fd   int   // f's descriptor, for vectored writes
+	size int64 // bytes up to the end of the furthest write, counted in the spool
 }
 
-// append writes b at the end of the file, fsyncing when sync is set.
-func (f *spoolFile) append(b []byte, sync bool) error {
-	n, err := f.f.Write(b)
-	f.size += int64(n)
-	f.s.addBytes(int64(n))
+// writeAt writes bufs back to back at off, from the buffers themselves (one
+// vectored write where the system has one). The bytes by which the file
+// grows are counted in the spool, also when the write fails part way.
+func (f *spoolFile) writeAt(off int64, bufs ...[]byte) error {
+	n, err := writeVec(f.f, f.fd, off, bufs)
+	if end := off + int64(n); end > f.size {
+		f.s.addBytes(end - f.size)
+		f.size = end
+	}
 	if err != nil {
 		return f.s.noSpace(fmt.Errorf("write spool file: %w", err))
 	}
-	if sync {
-		if err := f.f.Sync(); err != nil {
-			return f.s.noSpace(fmt.Errorf("sync spool file: %w", err))
-		}
+	return nil
+}
+
+// sync flushes the file to disk.
+func (f *spoolFile) sync() error {
+	if err := f.f.Sync(); err != nil {
+		return f.s.noSpace(fmt.Errorf("sync spool file: %w", err))
 	}
 	return nil
 }
@@ -60,31 +67,4 @@ func (f *spoolFile) abort() {
 	_ = f.f.Close()
 	removeSegmentFiles(f.path)
 	f.s.addBytes(-f.size)
-}
-
-// bufPool holds the buffered writers that fragments are written through.
-var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
-
-// writeFragment appends one moof+mdat and fsyncs.
-func (f *spoolFile) writeFragment(seq uint32, tracks []*fragTrack) error {
-	bw := bufPool.Get().(*bufio.Writer)
-	bw.Reset(f.f)
-	n, err := writeFragment(bw, seq, tracks)
-	bw.Reset(nil)
-	bufPool.Put(bw)
-	if n == 0 && err != nil {
-		// what reached the file is unknown: count it from the file size
-		if st, serr := f.f.Stat(); serr == nil {
-			n = st.Size() - f.size
-		}
-	}
-	f.size += n
-	f.s.addBytes(n)
-	if err != nil {
-		return f.s.noSpace(fmt.Errorf("write spool file: %w", err))
-	}
-	if err := f.f.Sync(); err != nil {
-		return f.s.noSpace(fmt.Errorf("sync spool file: %w", err))
-	}
-	return nil
 }

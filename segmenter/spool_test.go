@@ -1,6 +1,7 @@
 package segmenter
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,8 @@ func TestSpoolRecoversCrashedSegment(t *testing.T) {
 	ds := &dirStore{dir: t.TempDir()}
 
 	// First run: write 5.5 s of a 60 s segment, then "crash": the writer is
-	// never closed and a half-written fragment is left at the end.
+	// never closed. The fragment in flight is left as it is on disk: its
+	// header region not written yet (zeros), then the video of 0.5 s.
 	sp1, err := NewSpool(SpoolConfig{Dir: spoolDir, Upload: ds.upload, Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -38,15 +40,17 @@ func TestSpoolRecoversCrashedSegment(t *testing.T) {
 	if len(parts) != 1 {
 		t.Fatalf("want one partial spool file, got %v", parts)
 	}
-	f, err := os.OpenFile(parts[0], os.O_APPEND|os.O_WRONLY, 0)
+	b, err := os.ReadFile(parts[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A fragment in flight: a moof header promising more than was written.
-	if _, err := f.Write([]byte{0, 0, 0x10, 0, 'm', 'o', 'o', 'f', 1, 2, 3}); err != nil {
+	_, fragEnd, err := scanFragments(b)
+	if err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if fragEnd+8 >= int64(len(b)) || !bytes.Equal(b[fragEnd:fragEnd+8], make([]byte, 8)) {
+		t.Fatalf("file of %d bytes, complete fragments end at %d: want the fragment in flight after them, its header region zeros", len(b), fragEnd)
+	}
 
 	// Second run: recovery cuts the file back and uploads it.
 	sp2 := newTestSpool(t, spoolDir, ds)

@@ -1,23 +1,23 @@
 package segmenter
 
-import (
-	"github.com/vigia/vigia/media"
-)
+import "time"
 
 // trackState is one track of the open segment: the sample waiting for its
-// duration (known when the next sample arrives) and the samples of the
-// fragment being built.
+// duration (known when the next sample arrives) and the finished samples
+// not yet in a written fragment. Only sample metadata is kept here: video
+// bytes are in the spool file already, audio bytes in the writer's audio
+// buffer.
 type trackState struct {
 	id        int
 	timescale int64
 	video     bool
 
-	pending      *media.Unit
-	pendingTicks int64 // absolute ticks of pending.DTS
-
-	// data holds the media of samples, back to back; a finished sample's
-	// unit is not kept.
-	data *payloadBuf
+	pending      bool
+	pendingTicks int64         // absolute ticks of the pending sample's DTS
+	pendingDTS   time.Duration // its DTS
+	pendingCTO   int32
+	pendingSync  bool
+	pendingSize  uint32
 
 	samples  []sample
 	fragBase int64 // segment-relative ticks of samples[0]
@@ -28,30 +28,26 @@ type trackState struct {
 	started  bool
 }
 
-// finish gives the pending sample the duration up to absTicks and moves it
-// into the fragment.
+// hold makes a sample the pending one, waiting for its duration.
+func (t *trackState) hold(absTicks int64, dts time.Duration, cto int32, sync bool, size uint32) {
+	t.pending = true
+	t.pendingTicks, t.pendingDTS = absTicks, dts
+	t.pendingCTO, t.pendingSync, t.pendingSize = cto, sync, size
+}
+
+// finish gives the pending sample the duration up to absTicks and adds it
+// to the finished samples.
 func (t *trackState) finish(absTicks int64) {
-	if t.pending == nil {
+	if !t.pending {
 		return
 	}
+	t.pending = false
 	d := absTicks - t.pendingTicks
 	if d <= 0 || d > int64(^uint32(0)>>1) {
 		d = int64(t.lastDur)
 		if d == 0 {
 			d = int64(t.defDur)
 		}
-	}
-	u := t.pending
-	t.pending = nil
-	s := sample{dur: uint32(d), sync: true}
-	if t.video {
-		s.cto = int32(toTicks(u.PTS-u.DTS, t.timescale))
-		s.sync = u.Key
-		s.size = videoSize(u)
-		t.data.appendAVCC(u.NALUs)
-	} else {
-		s.size = uint32(len(u.Payload))
-		t.data.append(u.Payload)
 	}
 	if !t.started {
 		t.started = true
@@ -62,22 +58,27 @@ func (t *trackState) finish(absTicks int64) {
 	if len(t.samples) == 0 {
 		t.fragBase = t.next
 	}
-	t.samples = append(t.samples, s)
+	t.samples = append(t.samples, sample{dur: uint32(d), cto: t.pendingCTO, sync: t.pendingSync, size: t.pendingSize})
 	t.next += d
 	t.lastDur = uint32(d)
 }
 
-// take returns the fragment's samples and empties it, keeping the slice's
-// storage for the next fragment. into.data stays valid until the track's
-// data buffer is reset.
-func (t *trackState) take(into *fragTrack) bool {
-	if len(t.samples) == 0 {
+// take moves the first n finished samples into into, keeping the slices'
+// storage for the next fragment, and reports whether there were any. The
+// samples after them stay for the next fragment.
+func (t *trackState) take(into *fragTrack, n int) bool {
+	n = min(n, len(t.samples))
+	if n <= 0 {
 		return false
 	}
 	into.id = uint32(t.id)
 	into.baseTime = uint64(t.fragBase)
-	into.samples = append(into.samples[:0], t.samples...)
-	into.data = t.data.bytes()
-	t.samples = t.samples[:0]
+	into.samples = append(into.samples[:0], t.samples[:n]...)
+	into.bytes = 0
+	for _, s := range into.samples {
+		into.bytes += int64(s.size)
+		t.fragBase += int64(s.dur)
+	}
+	t.samples = t.samples[:copy(t.samples, t.samples[n:])]
 	return true
 }

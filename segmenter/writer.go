@@ -3,7 +3,6 @@ package segmenter
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -56,11 +55,20 @@ type Writer struct {
 
 	seg *openSegment
 
+	// Scratch space of the fragment writes, reused from fragment to
+	// fragment: the audio of the fragment being built (finished samples,
+	// then the pending one), the header region, the AVCC length prefixes
+	// and buffer list of one video unit.
+	audioData []byte
+	hdr       []byte
+	lens      []byte
+	iov       [][]byte
+
 	frag                 []*fragTrack
 	fragVideo, fragAudio fragTrack
-	videoData, audioData *payloadBuf // media of the fragment being built
-	nextRun              time.Time   // chained wall-clock start of the next segment; zero after a discontinuity
-	lastEnd              time.Time   // end of the last finished segment
+	expectSamples        int       // samples of the last fragment cut by its duration (0: none yet)
+	nextRun              time.Time // chained wall-clock start of the next segment; zero after a discontinuity
+	lastEnd              time.Time // end of the last finished segment
 	lastDTS              time.Duration
 	haveDTS              bool
 	buf                  seekablebuffer.Buffer
@@ -75,6 +83,7 @@ type openSegment struct {
 	seq      uint32
 	video    trackState
 	audio    *trackState
+	frag     openFragment
 	frames   int
 }
 
@@ -92,13 +101,7 @@ func NewWriter(cfg WriterConfig) *Writer {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	w := &Writer{cfg: cfg, videoIdx: -1, audioIdx: -1, videoData: &payloadBuf{}, audioData: &payloadBuf{}}
-	// A Writer dropped without Close still gives its buffers back.
-	runtime.AddCleanup(w, func(bufs [2]*payloadBuf) {
-		bufs[0].release()
-		bufs[1].release()
-	}, [2]*payloadBuf{w.videoData, w.audioData})
-	return w
+	return &Writer{cfg: cfg, videoIdx: -1, audioIdx: -1}
 }
 
 // SetTracks starts a new run of the source with these tracks. Any open
@@ -132,12 +135,12 @@ func (w *Writer) Discontinuity() {
 	w.haveDTS = false
 }
 
-// Close finishes the open segment and frees the fragment buffers (a later
-// WriteUnit allocates them again).
+// Close finishes the open segment and lets go of the scratch space (a
+// later WriteUnit allocates it again).
 func (w *Writer) Close() {
 	w.Discontinuity()
-	w.videoData.release()
-	w.audioData.release()
+	w.audioData, w.hdr, w.lens, w.iov = nil, nil, nil, nil
+	w.frag, w.fragVideo.samples, w.fragAudio.samples = nil, nil, nil
 }
 
 // WriteUnit adds one access unit.
@@ -201,16 +204,29 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 
 	s := w.seg
 	abs := toTicks(u.DTS, s.video.timescale)
+	size := videoSize(u)
 	s.video.finish(abs)
-	if len(s.video.samples) > 0 && u.DTS-s.fragDTS >= w.cfg.FragmentDuration {
-		if err := w.flushFragment(s); err != nil {
-			w.failSegment(err)
-			w.drop("spool_write")
-			return err
+	if len(s.video.samples) > 0 {
+		full := s.fragmentFull(size)
+		if full || u.DTS-s.fragDTS >= w.cfg.FragmentDuration {
+			why := endDuration
+			if full {
+				why = endFull
+			}
+			if err := w.flushFragment(s, why); err != nil {
+				w.failSegment(err)
+				w.drop("spool_write")
+				return err
+			}
+			s.fragDTS = u.DTS
 		}
-		s.fragDTS = u.DTS
 	}
-	s.video.pending, s.video.pendingTicks = u, abs
+	if err := w.writeSample(s, u, size); err != nil {
+		w.failSegment(err)
+		w.drop("spool_write")
+		return err
+	}
+	s.video.hold(abs, u.DTS, int32(toTicks(u.PTS-u.DTS, s.video.timescale)), u.Key, size)
 	s.frames++
 	return nil
 }
@@ -222,7 +238,8 @@ func (w *Writer) writeAudio(u *media.Unit) {
 	}
 	abs := toTicks(u.DTS, s.audio.timescale)
 	s.audio.finish(abs)
-	s.audio.pending, s.audio.pendingTicks = u, abs
+	w.audioData = append(w.audioData, u.Payload...)
+	s.audio.hold(abs, u.DTS, 0, true, uint32(len(u.Payload)))
 }
 
 // openSegment starts a segment at keyframe u.
@@ -267,8 +284,7 @@ func (w *Writer) openSegment(u *media.Unit) error {
 				TimeScale: uint32(rate),
 				Codec:     &codecs.MPEG4Audio{Config: *at.AAC},
 			})
-			w.audioData.reset()
-			audio = &trackState{id: 2, timescale: rate, defDur: 1024, segBase: toTicks(u.DTS, rate), data: w.audioData}
+			audio = &trackState{id: 2, timescale: rate, defDur: 1024, segBase: toTicks(u.DTS, rate)}
 			meta.AudioCodec = media.AAC
 		}
 	}
@@ -286,45 +302,23 @@ func (w *Writer) openSegment(u *media.Unit) error {
 	if err != nil {
 		return err
 	}
-	if err := f.append(w.buf.Bytes(), false); err != nil {
+	if err := f.writeAt(0, w.buf.Bytes()); err != nil {
 		f.abort()
 		return err
 	}
-	w.videoData.reset()
+	w.audioData = w.audioData[:0]
 	w.seg = &openSegment{
 		file:     f,
 		meta:     meta,
 		startDTS: u.DTS,
 		fragDTS:  u.DTS,
-		video:    trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000), data: w.videoData},
+		video:    trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
 		audio:    audio,
 	}
 	// segment-relative ticks: subtract the base when finishing samples.
 	w.seg.video.next = 0
 	w.nextRun = start
 	return nil
-}
-
-// flushFragment writes the finished samples as one moof+mdat and fsyncs.
-func (w *Writer) flushFragment(s *openSegment) error {
-	tracks := w.frag[:0]
-	if s.video.take(&w.fragVideo) {
-		tracks = append(tracks, &w.fragVideo)
-	}
-	if s.audio != nil && s.audio.take(&w.fragAudio) {
-		tracks = append(tracks, &w.fragAudio)
-	}
-	w.frag = tracks
-	if len(tracks) == 0 {
-		return nil
-	}
-	s.seq++
-	err := s.file.writeFragment(s.seq, tracks)
-	// The media is on disk now (or lost with the segment).
-	w.videoData.reset()
-	w.audioData.reset()
-	w.fragVideo.data, w.fragAudio.data = nil, nil
-	return err
 }
 
 // closeSegment finishes the open segment. When endKnown, the last video
@@ -345,14 +339,23 @@ func (w *Writer) closeSegment(endDTS time.Duration, endKnown bool) {
 		}
 	}
 	s.video.finish(videoEnd)
-	if s.audio != nil && s.audio.pending != nil {
-		if s.audio.pending.DTS < s.startDTS+fromTicks(s.video.next, s.video.timescale) {
+	if s.audio != nil && s.audio.pending {
+		if s.audio.pendingDTS < s.startDTS+fromTicks(s.video.next, s.video.timescale) {
 			s.audio.finish(s.audio.pendingTicks + int64(s.audio.lastDur))
+		} else {
+			w.audioData = w.audioData[:len(w.audioData)-int(s.audio.pendingSize)]
 		}
-		s.audio.pending = nil
+		s.audio.pending = false
 	}
-	if err := w.flushFragment(s); err != nil {
-		w.cfg.Log.Error("writing last fragment failed", zap.Error(err))
+	err := w.flushFragment(s, endSegment)
+	for err == nil && s.audio != nil && len(s.audio.samples) > 0 {
+		err = w.flushFragment(s, endSegment) // audio the last fragment had no room for
+	}
+	if err != nil {
+		w.cfg.Log.Error("writing last fragment failed, recovering the segment from its fragments", zap.Error(err))
+		w.nextRun = time.Time{}
+		w.salvage(s)
+		return
 	}
 	s.meta.Duration = fromTicks(s.video.next, s.video.timescale)
 	s.meta.Frames = s.frames

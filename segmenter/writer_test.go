@@ -63,7 +63,7 @@ func (d *dirStore) path(seg Segment) string {
 	return filepath.Join(d.dir, seg.Camera+"_"+strconv.FormatInt(seg.StartMs(), 10)+"_"+strconv.FormatInt(seg.DurationMs(), 10)+".mp4")
 }
 
-func newTestSpool(t *testing.T, dir string, ds *dirStore) *Spool {
+func newTestSpool(t testing.TB, dir string, ds *dirStore) *Spool {
 	t.Helper()
 	sp, err := NewSpool(SpoolConfig{Dir: dir, Upload: ds.upload, RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, Log: zaptest.NewLogger(t)})
 	if err != nil {
@@ -76,7 +76,7 @@ func newTestSpool(t *testing.T, dir string, ds *dirStore) *Spool {
 	return sp
 }
 
-func drain(t *testing.T, sp *Spool) {
+func drain(t testing.TB, sp *Spool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
