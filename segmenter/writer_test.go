@@ -162,6 +162,22 @@ func TestWriterSegments(t *testing.T) {
 						t.Errorf("segment %d: gap %v after previous", i, gap)
 					}
 				}
+				// ffprobe reads the written-through layout: free boxes between
+				// moof and mdat.
+				b, err := os.ReadFile(ds.path(s))
+				if err != nil {
+					t.Fatal(err)
+				}
+				free := 0
+				_, frags := layout(t, b)
+				for _, f := range frags {
+					if f.free > 0 {
+						free++
+					}
+				}
+				if free == 0 {
+					t.Errorf("segment %d: no free box in %d fragments", i, len(frags))
+				}
 				p := ffprobe(t, ds.path(s))
 				if len(p.Streams) != 1 || p.Streams[0].CodecName != map[media.Codec]string{media.H264: "h264", media.H265: "hevc"}[tc.codec] {
 					t.Fatalf("segment %d: streams %+v", i, p.Streams)
