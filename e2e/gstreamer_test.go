@@ -28,7 +28,7 @@ func gstRTSPServer(t *testing.T) string {
 	cmd := exec.Command(python, "testdata/gst_rtsp_server.py",
 		"../synth/fixtures/h264_720p.h264", "../synth/fixtures/h265_720p.h265", "../synth/fixtures/aac_16k_mono.aac")
 	// GStreamer's warnings and errors, shown if the test fails.
-	cmd.Env = append(os.Environ(), "GST_DEBUG=2")
+	cmd.Env = append(os.Environ(), "GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1")
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
@@ -131,8 +131,10 @@ func TestGStreamerRTSPServer(t *testing.T) {
 	st := openS3(t, c)
 	for _, cam := range cams {
 		t.Run(strings.TrimPrefix(cam.id, "gst-"), func(t *testing.T) {
+			// The first three segments: cameras audited later have recorded
+			// more by then.
 			segs := waitSegments(t, st, cam.id, 3, 60*time.Second)
-			auditRecording(t, st, segs, cam.want)
+			auditRecording(t, st, segs[:3], cam.want)
 		})
 	}
 }
