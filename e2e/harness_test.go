@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -181,8 +183,38 @@ type probe struct {
 		Duration float64
 		Frames   int
 		FirstKey bool
+		// MaxFrameGap is the longest time between consecutive frames, in
+		// presentation order.
+		MaxFrameGap time.Duration
 	}
 	Audio string
+}
+
+// ffprobePacket is one packet listed by ffprobe.
+type ffprobePacket struct {
+	Stream int   `json:"stream_index"`
+	PTS    int64 `json:"pts"`
+}
+
+// maxGap returns the longest time between consecutive packets of a stream
+// in presentation order; timeBase is the stream's, as "num/den".
+func maxGap(packets []ffprobePacket, stream int, timeBase string) time.Duration {
+	var num, den int64
+	if _, err := fmt.Sscanf(timeBase, "%d/%d", &num, &den); err != nil || den == 0 {
+		return 0
+	}
+	var pts []int64
+	for _, pk := range packets {
+		if pk.Stream == stream {
+			pts = append(pts, pk.PTS)
+		}
+	}
+	slices.Sort(pts)
+	var gap time.Duration
+	for i := 1; i < len(pts); i++ {
+		gap = max(gap, time.Duration((pts[i]-pts[i-1])*num*int64(time.Second)/den))
+	}
+	return gap
 }
 
 func ffprobe(t *testing.T, path string) probe {
@@ -195,10 +227,13 @@ func ffprobe(t *testing.T, path string) probe {
 			Height    int    `json:"height"`
 			NbFrames  string `json:"nb_read_frames"`
 			Duration  string `json:"duration"`
+			Index     int    `json:"index"`
+			TimeBase  string `json:"time_base"`
 		} `json:"streams"`
 		Frames []struct {
 			KeyFrame int `json:"key_frame"`
 		} `json:"frames"`
+		Packets []ffprobePacket `json:"packets"`
 	}
 	run := func(args ...string) {
 		args = append(append([]string{"-v", "error"}, args...), "-of", "json", path)
@@ -210,7 +245,7 @@ func ffprobe(t *testing.T, path string) probe {
 			t.Fatal(err)
 		}
 	}
-	run("-count_frames", "-show_streams")
+	run("-count_frames", "-show_streams", "-show_entries", "packet=stream_index,pts")
 	var p probe
 	for _, s := range raw.Streams {
 		switch s.CodecType {
@@ -218,6 +253,7 @@ func ffprobe(t *testing.T, path string) probe {
 			p.Video.Codec, p.Video.Width, p.Video.Height = s.CodecName, s.Width, s.Height
 			p.Video.Duration, _ = strconv.ParseFloat(s.Duration, 64)
 			p.Video.Frames, _ = strconv.Atoi(s.NbFrames)
+			p.Video.MaxFrameGap = maxGap(raw.Packets, s.Index, s.TimeBase)
 		case "audio":
 			p.Audio = s.CodecName
 		}
@@ -262,8 +298,9 @@ type wantSegments struct {
 
 // auditRecording checks every segment with ffprobe (video codec and size,
 // duration within one frame interval of the key's, keyframe first, frames
-// decoded, audio codec) and that consecutive segments neither overlap nor
-// leave a gap longer than one frame interval.
+// decoded, no frame missing between its first and last, audio codec) and
+// that consecutive segments neither overlap nor leave a gap longer than one
+// frame interval.
 func auditRecording(t *testing.T, st storage.Store, segs []stored, want wantSegments) {
 	t.Helper()
 	for _, s := range segs {
@@ -279,6 +316,9 @@ func auditRecording(t *testing.T, st storage.Store, segs []stored, want wantSegm
 		}
 		if p.Video.Frames == 0 {
 			t.Errorf("%s: no frames decoded", s.Key)
+		}
+		if p.Video.MaxFrameGap > want.FrameInterval*3/2 {
+			t.Errorf("%s: %v between two consecutive frames: a frame is missing inside the segment", s.Key, p.Video.MaxFrameGap)
 		}
 		if p.Audio != want.Audio {
 			t.Errorf("%s: audio %q, want %q", s.Key, p.Audio, want.Audio)
