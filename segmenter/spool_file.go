@@ -3,6 +3,7 @@ package segmenter
 import (
 	"fmt"
 	"os"
+	"runtime"
 )
 
 // spoolFile is the spool file of the segment being written. Every write is
@@ -21,6 +22,7 @@ type spoolFile struct {
 // grows are counted in the spool, also when the write fails part way.
 func (f *spoolFile) writeAt(off int64, bufs ...[]byte) error {
 	n, err := writeVec(f.f, f.fd, off, bufs)
+	runtime.KeepAlive(f.f) // its finalizer would close fd
 	if end := off + int64(n); end > f.size {
 		f.s.addBytes(end - f.size)
 		f.size = end
