@@ -57,6 +57,11 @@ type Unit struct {
 	// Key is true for a video unit that starts a GOP (IDR / IRAP).
 	Key bool
 
+	// Gap is set on a video keyframe when units of the run before it were
+	// lost (RTP packets missing): the frames in between were dropped, since
+	// they referred to what was lost, and recordings close at the gap.
+	Gap bool
+
 	// NALUs of a video unit, without start codes or length prefixes.
 	NALUs [][]byte
 

@@ -150,7 +150,7 @@ func (p *pipeline) handle(it item) {
 		p.feed(it)
 		return
 	}
-	if it.gap {
+	if it.gap || it.unit.Gap {
 		p.writer.Discontinuity()
 	}
 	if err := p.writer.WriteUnit(it.unit); err != nil {

@@ -79,6 +79,13 @@ func (a *auAssembler) drop(err error) {
 	}
 }
 
+// lostPackets marks the open unit, if any, as missing packets.
+func (a *auAssembler) lostPackets() {
+	if a.open {
+		a.drop(errPacketLost)
+	}
+}
+
 // markKey notes that the unit is a keyframe: its buffer grows to the size
 // of the last keyframe at once.
 func (a *auAssembler) markKey() {

@@ -12,6 +12,10 @@ import (
 // or at the first packet of the next timestamp.
 type depacketizer interface {
 	push(p *rtpPacket)
+
+	// lost says that packets before the next one are missing: the unit
+	// being assembled, if any, is dropped.
+	lost()
 }
 
 // h264Depacketizer handles single NAL unit packets, STAP-A and FU-A
@@ -24,6 +28,8 @@ func newH264Depacketizer(emit func([][]byte, uint32), fail func(error)) *h264Dep
 		emit: emit, fail: fail,
 	}}
 }
+
+func (d *h264Depacketizer) lost() { d.au.lostPackets() }
 
 func h264KeyType(hdr byte) bool {
 	switch h264.NALUType(hdr & 0x1f) {
@@ -126,6 +132,8 @@ func newH265Depacketizer(emit func([][]byte, uint32), fail func(error)) *h265Dep
 		emit: emit, fail: fail,
 	}}
 }
+
+func (d *h265Depacketizer) lost() { d.au.lostPackets() }
 
 func h265KeyType(typ h265.NALUType) bool {
 	return (typ >= h265.NALUType_BLA_W_LP && typ <= h265.NALUType_CRA_NUT) ||

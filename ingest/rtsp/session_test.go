@@ -215,6 +215,7 @@ func (c *scriptedCamera) media(write func([]byte) error, clip *synth.Clip, audio
 		return write(out)
 	}
 	ai := 0
+	var vseq uint16
 	for loop := range 2 {
 		for i, u := range clip.Units {
 			n := loop*len(clip.Units) + i
@@ -225,7 +226,7 @@ func (c *scriptedCamera) media(write func([]byte) error, clip *synth.Clip, audio
 				// the client's read buffer).
 				nalu := append([]byte{0x01}, bytes.Repeat([]byte{0x42}, 20<<10)...)
 				nalu = append(u.NALUs[0][:1:1], nalu[1:]...)
-				pkts = []*rtp.Packet{{Header: rtp.Header{Version: 2, PayloadType: 96, Marker: true, SequenceNumber: 100}, Payload: nalu}}
+				pkts = []*rtp.Packet{{Header: rtp.Header{Version: 2, PayloadType: 96, Marker: true}, Payload: nalu}}
 			} else {
 				var err error
 				if pkts, err = venc.Encode(u.NALUs); err != nil {
@@ -234,7 +235,8 @@ func (c *scriptedCamera) media(write func([]byte) error, clip *synth.Clip, audio
 				}
 			}
 			for _, p := range pkts {
-				p.Timestamp = ts
+				p.Timestamp, p.SequenceNumber = ts, vseq
+				vseq++
 				if frame(4, p) != nil {
 					return
 				}
@@ -453,5 +455,67 @@ func TestSessionKeepaliveOptions(t *testing.T) {
 	<-done
 	if n := cam.count(base.GetParameter); n != 0 {
 		t.Errorf("%d GET_PARAMETER sent to a camera that does not list it", n)
+	}
+}
+
+// TestVideoTrackLoss: after a lost packet, the units that refer to what
+// was lost are dropped up to the next keyframe, which carries a gap so
+// that recordings close there; the loss is counted once.
+func TestVideoTrackLoss(t *testing.T) {
+	clip, err := synth.Fixture(synth.CodecH264, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gop := clip.GOP()
+	desc := &description.Session{Medias: []*description.Media{{Type: description.MediaTypeVideo, Formats: []format.Format{&format.H264{PayloadTyp: 96, PacketizationMode: 1}}}}}
+	r, err := newReader(desc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &unitSink{}
+	errs := 0
+	r.sink, r.onDecodeError = sink, func(error) { errs++ }
+	if err := r.makeHandlers(); err != nil {
+		t.Fatal(err)
+	}
+	enc := &rtph264.Encoder{PayloadType: 96, PacketizationMode: 1, PayloadMaxSize: 300}
+	if err := enc.Init(); err != nil {
+		t.Fatal(err)
+	}
+	const lossAt = 3
+	now := time.Now()
+	for i := range gop + 3 {
+		pkts, err := enc.Encode(clip.Units[i%len(clip.Units)].NALUs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, p := range pkts {
+			if i == lossAt && j == 1 {
+				continue
+			}
+			p.Timestamp = uint32(i * 6000)
+			b, _ := p.Marshal()
+			rp, err := parseRTP(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.handlers[0].packet(&rp, now.Add(time.Duration(i)*time.Second/15))
+		}
+	}
+	got := sink.byTrack(0)
+	if len(got) != lossAt+3 {
+		t.Fatalf("%d units delivered, want %d (the units before the loss, then the next GOP's first three)", len(got), lossAt+3)
+	}
+	for i, u := range got {
+		wantGap := i == lossAt
+		if u.Gap != wantGap {
+			t.Errorf("unit %d: gap %v, want %v", i, u.Gap, wantGap)
+		}
+	}
+	if !got[lossAt].Key {
+		t.Error("the unit after the loss is not a keyframe")
+	}
+	if errs != 1 {
+		t.Errorf("%d decode errors, want 1", errs)
 	}
 }

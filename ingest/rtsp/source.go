@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,6 +171,10 @@ func (s *Source) runTCP(ctx context.Context, u *base.URL, sink ingest.Sink) erro
 // runClient plays the camera with gortsplib's client (UDP, or automatic
 // transport: UDP first, TCP when no UDP packet arrives).
 func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Transport, sink ingest.Sink) error {
+	// Errors and losses that gortsplib reports go to the camera's count
+	// (not to gortsplib's own log).
+	var cur atomic.Pointer[reader]
+	cur.Store(&reader{onDecodeError: s.OnDecodeError})
 	c := &gortsplib.Client{
 		Scheme:       u.Scheme,
 		Host:         u.Host,
@@ -176,10 +183,11 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 		Transport:    tr,
 		DialContext:  withReadBuffer(newRedirectGuard(u, s.dialer()).DialContext),
 		UserAgent:    userAgent,
+
+		UDPReadBufferSize: udpReadBuffer(),
 	}
-	if s.OnDecodeError != nil {
-		c.OnDecodeError = s.OnDecodeError
-	}
+	c.OnDecodeError = func(err error) { cur.Load().decodeError(err) }
+	c.OnPacketsLost = func(n uint64) { cur.Load().decodeError(fmt.Errorf("%w (%d)", errPacketLost, n)) }
 	if err := c.Start2(); err != nil {
 		return classify(err)
 	}
@@ -198,6 +206,7 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 	}
 	r.sink = sink
 	r.onDecodeError = s.OnDecodeError
+	cur.Store(r)
 	if err := sink.Tracks(r.tracks); err != nil {
 		return ingest.Permanent(ingest.ReasonUnsupported, err)
 	}
@@ -245,6 +254,26 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 			}
 		}
 	}
+}
+
+// udpReadBufferMax is the socket receive buffer asked for UDP cameras: a
+// keyframe of a few hundred kilobytes arrives as one burst of packets, more
+// than the usual default of 208 KiB holds.
+const udpReadBufferMax = 1 << 20
+
+// udpReadBuffer is udpReadBufferMax within the system's limit
+// (net.core.rmem_max; gortsplib refuses a size the system does not grant),
+// or 0 (the system default) when the limit cannot be read.
+func udpReadBuffer() int {
+	b, err := os.ReadFile("/proc/sys/net/core/rmem_max")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return min(n, udpReadBufferMax)
 }
 
 // classify maps gortsplib errors to ingest errors.

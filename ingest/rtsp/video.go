@@ -73,17 +73,36 @@ type videoTrack struct {
 	dep depacketizer
 	dts dtsExtractor
 	now time.Time // arrival of the packet being handled
+
+	seqStarted bool
+	nextSeq    uint16
+	lost       bool // a unit was lost: drop until the next keyframe
 }
 
 func newVideoTrack(r *reader, idx int, c videoCodec) *videoTrack {
 	v := &videoTrack{r: r, idx: idx, c: c}
-	v.dep = c.newDep(v.unit, r.decodeError)
+	v.dep = c.newDep(v.unit, v.failed)
 	return v
 }
 
 func (v *videoTrack) packet(p *rtpPacket, now time.Time) {
 	v.now = now
+	if v.seqStarted && p.seq != v.nextSeq {
+		// Packets are missing (UDP loss, or a server that dropped them):
+		// the unit being assembled may lack its end, and the units that
+		// follow refer to what was lost.
+		v.dep.lost()
+		v.lost = true
+	}
+	v.seqStarted, v.nextSeq = true, p.seq+1
 	v.dep.push(p)
+}
+
+// failed counts a unit the depacketizer dropped; what follows it waits
+// for a keyframe.
+func (v *videoTrack) failed(err error) {
+	v.lost = true
+	v.r.decodeError(err)
 }
 
 // unit handles one depacketized access unit. Its NAL units are in memory
@@ -96,11 +115,18 @@ func (v *videoTrack) unit(au [][]byte, ts uint32) {
 			v.c.apply(au) // parameter sets sent apart from the frame
 			return
 		}
-		r.decodeError(ErrInvalidUnit)
+		v.failed(ErrInvalidUnit)
 		return
 	}
 	au = v.c.apply(au)
 	key := v.c.isKey(au)
+	gap := false
+	if v.lost {
+		if !key {
+			return // refers to a lost unit
+		}
+		v.lost, gap = false, v.dts != nil
+	}
 	if v.dts == nil {
 		if !key {
 			return
@@ -111,9 +137,9 @@ func (v *videoTrack) unit(au [][]byte, ts uint32) {
 	ot := durationToTicks(o, 90000)
 	d, err := v.dts.Extract(au, ot)
 	if err != nil {
-		r.decodeError(err)
+		v.failed(err)
 		v.dts = nil
 		return
 	}
-	r.deliver(&media.Unit{Track: v.idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, NALUs: au})
+	r.deliver(&media.Unit{Track: v.idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, Gap: gap, NALUs: au})
 }
