@@ -67,6 +67,25 @@ type Unit struct {
 
 	// Payload of an audio unit (one raw AAC frame, no ADTS header).
 	Payload []byte
+
+	// Buf, when set, is the pooled memory NALUs and Payload point into; the
+	// pipeline gives it back with Release once it is done with the unit.
+	Buf *Buffer
+
+	// Stored, when valid, tells where the segmenter wrote the bytes of a
+	// video unit: a consumer that needs the frame after its Unit call
+	// returns reads it back from there instead of keeping the unit.
+	Stored Stored
+}
+
+// Release gives u's pooled memory back (see Buffer). Only the pipeline that
+// owns u calls it, after the segmenter and every consumer have returned
+// from u; nothing may read u's NAL units or payload afterwards.
+func (u *Unit) Release() {
+	if u.Buf != nil {
+		u.Buf.Put()
+		u.Buf, u.NALUs, u.Payload = nil, nil, nil
+	}
 }
 
 // Size returns the payload bytes of u.
