@@ -77,7 +77,9 @@ func (st *stream) Unit(u *media.Unit) {
 		}
 	}
 	select {
-	case st.ch <- item{unit: u}:
+	// The muxer keeps what it is given; the pipeline reuses u's memory
+	// once Unit returns.
+	case st.ch <- item{unit: u.Clone()}:
 		if u.Key {
 			st.skipping.Store(false)
 		}

@@ -62,3 +62,19 @@ func TestStoredNALUs(t *testing.T) {
 		t.Error("unstored unit read")
 	}
 }
+
+// TestClone: a clone survives the release of the unit it came from.
+func TestClone(t *testing.T) {
+	b := GetBuffer(16)
+	copy(b.B, "abcdefgh")
+	u := &Unit{Key: true, NALUs: [][]byte{b.B[0:3], b.B[3:8]}, Buf: b}
+	c := u.Clone()
+	u.Release()
+	if c.Buf != nil || !c.Key || len(c.NALUs) != 2 || string(c.NALUs[0]) != "abc" || string(c.NALUs[1]) != "defgh" {
+		t.Fatalf("clone %+v", c)
+	}
+	a := (&Unit{Payload: []byte{1, 2}}).Clone()
+	if len(a.Payload) != 2 || a.NALUs != nil {
+		t.Fatalf("audio clone %+v", a)
+	}
+}

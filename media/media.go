@@ -96,3 +96,25 @@ func (u *Unit) Size() int {
 	}
 	return n
 }
+
+// Clone returns a copy of u whose NAL units and payload are in memory of
+// its own (one allocation), for a consumer that keeps a unit past its call.
+func (u *Unit) Clone() *Unit {
+	c := *u
+	c.Buf = nil
+	b := make([]byte, 0, u.Size())
+	if u.NALUs != nil {
+		c.NALUs = make([][]byte, len(u.NALUs))
+		for i, n := range u.NALUs {
+			s := len(b)
+			b = append(b, n...)
+			c.NALUs[i] = b[s:len(b):len(b)]
+		}
+	}
+	if u.Payload != nil {
+		s := len(b)
+		b = append(b, u.Payload...)
+		c.Payload = b[s:len(b):len(b)]
+	}
+	return &c
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h264"
+
+	"github.com/vigia/vigia/media"
 )
 
 // Errors of depacketization, reported as decode errors; the access unit
@@ -26,20 +28,23 @@ var (
 const minSizeHint = 2 << 10
 
 // auAssembler collects the NAL units of one access unit back to back in one
-// buffer. The unit handed on keeps that buffer; the next unit starts a new
-// one, sized from the last unit of its kind (keyframe or not), so that a
-// frame is copied once, from the read buffer into its own memory.
+// pooled buffer (media.Buffer). The unit handed on takes that buffer, and
+// the pipeline gives it back once the unit is handled; the next unit
+// starts with a buffer sized from the last unit of its kind (keyframe or
+// not). A frame is copied once, from the read buffer into its own memory.
 type auAssembler struct {
 	maxSize  int
 	maxNALUs int
 
-	// emit receives each complete access unit and its RTP timestamp; fail
-	// the error of each dropped one.
-	emit func(nalus [][]byte, ts uint32)
+	// emit receives each complete access unit, its RTP timestamp and the
+	// buffer its NAL units are in (the receiver owns it); fail the error of
+	// each dropped one.
+	emit func(nalus [][]byte, ts uint32, buf *media.Buffer)
 	fail func(err error)
 
 	open    bool
 	ts      uint32
+	pb      *media.Buffer // holds buf's memory
 	buf     []byte
 	ends    []int // end offset of each finished NAL unit in buf
 	cur     int   // start of the NAL unit being added
@@ -57,7 +62,8 @@ type auAssembler struct {
 // start opens an access unit at ts.
 func (a *auAssembler) start(ts uint32) {
 	a.open, a.ts = true, ts
-	a.buf, a.ends, a.cur = nil, a.ends[:0], 0
+	a.release()
+	a.ends, a.cur = a.ends[:0], 0
 	a.inFrag, a.key, a.broken = false, false, nil
 }
 
@@ -100,16 +106,25 @@ func (a *auAssembler) markKey() {
 
 func (a *auAssembler) grow(n int) {
 	need := len(a.buf) + n
-	c := max(2*cap(a.buf), a.hintOther, minSizeHint)
+	c := max(a.hintOther, minSizeHint)
 	if a.key {
 		c = max(c, a.hintKey)
 	}
-	for c < need {
-		c *= 2
+	nb := media.GetBuffer(max(c, need))
+	copy(nb.B, a.buf)
+	a.buf = nb.B[:len(a.buf)]
+	if a.pb != nil {
+		a.pb.Put()
 	}
-	nb := make([]byte, len(a.buf), c)
-	copy(nb, a.buf)
-	a.buf = nb
+	a.pb = nb
+}
+
+// release gives back the buffer of a unit that is not handed on.
+func (a *auAssembler) release() {
+	if a.pb != nil {
+		a.pb.Put()
+	}
+	a.pb, a.buf = nil, nil
 }
 
 // appendBytes adds b to the NAL unit being built.
@@ -203,7 +218,7 @@ func (a *auAssembler) finish() {
 		err = errEmptyAccessUnit
 	}
 	if err != nil {
-		a.buf = nil
+		a.release()
 		if wasSynced {
 			a.fail(err)
 		}
@@ -212,11 +227,6 @@ func (a *auAssembler) finish() {
 	size := len(a.buf)
 	if a.key {
 		a.hintKey = size + size/8
-		if cap(a.buf)-size > size/8 {
-			// Keyframes are kept longer (the newest one serves snapshots):
-			// one that outgrew its buffer gets memory of its size.
-			a.buf = append(make([]byte, 0, size), a.buf...)
-		}
 	} else {
 		a.hintOther = size + size/4
 	}
@@ -226,16 +236,18 @@ func (a *auAssembler) finish() {
 		nalus[i] = a.buf[s:e:e]
 		s = e
 	}
-	a.buf = nil
+	pb := a.pb
+	a.pb, a.buf = nil, nil
 	if a.annexB || a.detectAnnexB(nalus) {
 		a.annexB = true
 		var err error
 		if nalus, err = splitAnnexB(nalus, a.maxNALUs); err != nil {
+			pb.Put()
 			a.fail(err)
 			return
 		}
 	}
-	a.emit(nalus, a.ts)
+	a.emit(nalus, a.ts, pb)
 }
 
 // detectAnnexB reports whether a NAL unit carries start codes: some

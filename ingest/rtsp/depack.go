@@ -5,6 +5,8 @@ import (
 
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h264"
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h265"
+
+	"github.com/vigia/vigia/media"
 )
 
 // A depacketizer turns the RTP packets of a video track into access units
@@ -22,7 +24,7 @@ type depacketizer interface {
 // (packetization modes 0 and 1).
 type h264Depacketizer struct{ au auAssembler }
 
-func newH264Depacketizer(emit func([][]byte, uint32), fail func(error)) *h264Depacketizer {
+func newH264Depacketizer(emit func([][]byte, uint32, *media.Buffer), fail func(error)) *h264Depacketizer {
 	return &h264Depacketizer{au: auAssembler{
 		maxSize: h264.MaxAccessUnitSize, maxNALUs: h264.MaxNALUsPerAccessUnit,
 		emit: emit, fail: fail,
@@ -126,7 +128,7 @@ func allZero(b []byte) bool {
 // fragmentation units, without decoding order numbers.
 type h265Depacketizer struct{ au auAssembler }
 
-func newH265Depacketizer(emit func([][]byte, uint32), fail func(error)) *h265Depacketizer {
+func newH265Depacketizer(emit func([][]byte, uint32, *media.Buffer), fail func(error)) *h265Depacketizer {
 	return &h265Depacketizer{au: auAssembler{
 		maxSize: h265.MaxAccessUnitSize, maxNALUs: h265.MaxNALUsPerAccessUnit,
 		emit: emit, fail: fail,

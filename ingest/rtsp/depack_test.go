@@ -9,6 +9,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph265"
 	"github.com/pion/rtp"
 
+	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/synth"
 )
 
@@ -19,7 +20,7 @@ type collected struct {
 	errs  []error
 }
 
-func (c *collected) emit(nalus [][]byte, ts uint32) {
+func (c *collected) emit(nalus [][]byte, ts uint32, _ *media.Buffer) {
 	c.units = append(c.units, nalus)
 	c.ts = append(c.ts, ts)
 }

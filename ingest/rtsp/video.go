@@ -30,7 +30,7 @@ type videoCodec struct {
 	apply  func([][]byte) [][]byte
 	isKey  func([][]byte) bool
 	newDTS func() dtsExtractor
-	newDep func(emit func([][]byte, uint32), fail func(error)) depacketizer
+	newDep func(emit func([][]byte, uint32, *media.Buffer), fail func(error)) depacketizer
 }
 
 func h264Codec(sps, pps []byte) videoCodec {
@@ -42,7 +42,7 @@ func h264Codec(sps, pps []byte) videoCodec {
 			d.Initialize()
 			return d
 		},
-		newDep: func(emit func([][]byte, uint32), fail func(error)) depacketizer {
+		newDep: func(emit func([][]byte, uint32, *media.Buffer), fail func(error)) depacketizer {
 			return newH264Depacketizer(emit, fail)
 		},
 	}
@@ -57,7 +57,7 @@ func h265Codec(vps, sps, pps []byte) videoCodec {
 			d.Initialize()
 			return d
 		},
-		newDep: func(emit func([][]byte, uint32), fail func(error)) depacketizer {
+		newDep: func(emit func([][]byte, uint32, *media.Buffer), fail func(error)) depacketizer {
 			return newH265Depacketizer(emit, fail)
 		},
 	}
@@ -105,17 +105,19 @@ func (v *videoTrack) failed(err error) {
 	v.r.decodeError(err)
 }
 
-// unit handles one depacketized access unit. Its NAL units are in memory
-// of their own: the unit keeps them without a copy, and the parameter sets
-// put in front are replaced when they change, never written over.
-func (v *videoTrack) unit(au [][]byte, ts uint32) {
+// unit handles one depacketized access unit, whose NAL units are in buf:
+// the unit handed on takes buf (the pipeline gives it back), a unit
+// dropped here gives it back at once. Parameter sets are recorded, and put
+// in the unit, as copies (ingest.H264Params).
+func (v *videoTrack) unit(au [][]byte, ts uint32, buf *media.Buffer) {
 	r := v.r
 	if !v.c.valid(au) {
 		if v.c.params(au) {
 			v.c.apply(au) // parameter sets sent apart from the frame
-			return
+		} else {
+			v.failed(ErrInvalidUnit)
 		}
-		v.failed(ErrInvalidUnit)
+		buf.Put()
 		return
 	}
 	au = v.c.apply(au)
@@ -123,12 +125,14 @@ func (v *videoTrack) unit(au [][]byte, ts uint32) {
 	gap := false
 	if v.lost {
 		if !key {
+			buf.Put()
 			return // refers to a lost unit
 		}
 		v.lost, gap = false, v.dts != nil
 	}
 	if v.dts == nil {
 		if !key {
+			buf.Put()
 			return
 		}
 		v.dts = v.c.newDTS()
@@ -139,7 +143,8 @@ func (v *videoTrack) unit(au [][]byte, ts uint32) {
 	if err != nil {
 		v.failed(err)
 		v.dts = nil
+		buf.Put()
 		return
 	}
-	r.deliver(&media.Unit{Track: v.idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, Gap: gap, NALUs: au})
+	r.deliver(&media.Unit{Track: v.idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, Gap: gap, NALUs: au, Buf: buf})
 }
