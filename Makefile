@@ -87,24 +87,37 @@ soak: deps build
 	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestStorageOutage|TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras'
 	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup 10m --sample-every 20s --flap 0.1 --discard --ffmpeg-sample 0 --max-growth 1
 
-## fuzz: run each fuzz target for a short while
+## fuzz: run each fuzz target for a short while (FUZZTIME each, default 30s)
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./segmenter -run '^$$' -fuzz '^FuzzRecoverSpoolFile$$' -fuzztime 30s
-	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzValidUnit$$' -fuzztime 30s
-	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzClock$$' -fuzztime 30s
-	$(GO) test ./config -run '^$$' -fuzz '^FuzzLoadYAML$$' -fuzztime 30s
-	$(GO) test ./storage -run '^$$' -fuzz FuzzParseSegmentKey -fuzztime 30s
-	$(GO) test ./logging -run '^$$' -fuzz FuzzRedactURL -fuzztime 30s
-	$(GO) test ./segmenter -run '^$$' -fuzz FuzzPlaylist -fuzztime 30s
-	$(GO) test ./player -run '^$$' -fuzz FuzzParseTimelineRanges -fuzztime 30s
-	$(GO) test ./player -run '^$$' -fuzz FuzzParseColor -fuzztime 30s
-	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzChunkReader$$' -fuzztime 30s
-	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAMF0$$' -fuzztime 30s
-	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzVideoTag$$' -fuzztime 30s
-	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAudioTag$$' -fuzztime 30s
-	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAggregate$$' -fuzztime 30s
-	$(GO) test ./ingest/rtmp -run '^$$' -fuzz '^FuzzDemux$$' -fuzztime 30s
-	$(GO) test ./ingest/p2p -run '^$$' -fuzz '^FuzzParseLookupResponse$$' -fuzztime 30s
+	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzReadLoop$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzDepacketize$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzValidUnit$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzClock$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzChunkReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAMF0$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzVideoTag$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAudioTag$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAggregate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtmp -run '^$$' -fuzz '^FuzzDemux$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/p2p -run '^$$' -fuzz '^FuzzParseLookupResponse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./segmenter -run '^$$' -fuzz '^FuzzRecoverSpoolFile$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./segmenter -run '^$$' -fuzz '^FuzzPlaylist$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./export -run '^$$' -fuzz '^FuzzParseInit$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./thumbs -run '^$$' -fuzz '^FuzzBoxOffset$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./thumbs/decoder -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./api -run '^$$' -fuzz '^FuzzReadInput$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./camera -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./config -run '^$$' -fuzz '^FuzzLoadYAML$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./config -run '^$$' -fuzz '^FuzzParseSize$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./storage -run '^$$' -fuzz '^FuzzParseSegmentKey$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./logging -run '^$$' -fuzz '^FuzzRedactURL$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./player -run '^$$' -fuzz '^FuzzParseTimelineRanges$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./player -run '^$$' -fuzz '^FuzzParseColor$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./synth -run '^$$' -fuzz '^FuzzParseClip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseParts$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseStatCPU$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseSample$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin data
