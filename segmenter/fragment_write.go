@@ -84,8 +84,14 @@ func (s *openSegment) fragmentFull(size uint32) bool {
 
 // writeSample writes the bytes of video unit u (AVCC: each NAL unit after
 // its 4-byte length) to the spool file after the fragment's video so far,
-// straight from the unit's NAL units. With no fragment open, one is opened
-// first: its header region is reserved at the end of the file.
+// straight from the unit's NAL units, and notes where in u.Stored. With no
+// fragment open, one is opened first: its header region is reserved at the
+// end of the file.
+//
+// Those bytes stay in place while the segment is open: the header region
+// is written over its reserve, audio after the video, never over a
+// sample. The file is closed when the segment ends (finished, aborted or
+// salvaged), and reads through u.Stored fail from then on.
 func (w *Writer) writeSample(s *openSegment, u *media.Unit, size uint32) error {
 	if !s.frag.open {
 		tracks := 1
@@ -103,13 +109,15 @@ func (w *Writer) writeSample(s *openSegment, u *media.Unit, size uint32) error {
 		binary.BigEndian.PutUint32(l, uint32(len(nalu)))
 		w.iov = append(w.iov, l, nalu)
 	}
-	err := s.file.writeAt(s.frag.start+int64(s.frag.reserve)+s.frag.videoBytes, w.iov...)
+	off := s.frag.start + int64(s.frag.reserve) + s.frag.videoBytes
+	err := s.file.writeAt(off, w.iov...)
 	clear(w.iov) // the unit is not kept
 	w.iov = w.iov[:0]
 	if err != nil {
 		return err
 	}
 	s.frag.videoBytes += int64(size)
+	u.Stored = media.Stored{File: s.file.f, Off: off, Size: int(size)}
 	return nil
 }
 

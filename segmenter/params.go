@@ -25,7 +25,8 @@ func (p paramSets) equal(o paramSets) bool {
 	return bytes.Equal(p.vps, o.vps) && bytes.Equal(p.sps, o.sps) && bytes.Equal(p.pps, o.pps)
 }
 
-// update returns p with the parameter sets found in nalus.
+// update returns p with the parameter sets found in nalus. The result
+// points into nalus (unit memory): clone it before keeping it.
 func (p paramSets) update(c media.Codec, nalus [][]byte) paramSets {
 	for _, n := range nalus {
 		if len(n) == 0 {

@@ -190,7 +190,9 @@ func (s *Spool) create(meta Segment) (*spoolFile, error) {
 		_ = os.Remove(base + ".json.tmp")
 		return nil, s.noSpace(err)
 	}
-	f, err := os.OpenFile(base+".part", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	// Read and write: consumers read frames back while the segment is
+	// open (media.Unit.Stored).
+	f, err := os.OpenFile(base+".part", os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o640)
 	if err != nil {
 		_ = os.Remove(base + ".json")
 		return nil, s.noSpace(fmt.Errorf("create spool file: %w", err))

@@ -143,7 +143,12 @@ func (w *Writer) Close() {
 	w.frag, w.fragVideo.samples, w.fragAudio.samples = nil, nil, nil
 }
 
-// WriteUnit adds one access unit.
+// WriteUnit adds one access unit. A video unit it writes gets u.Stored:
+// where its bytes are in the open segment's spool file, readable until
+// that segment ends. A video unit it does not write (no keyframe yet, no
+// parameter sets, a write error) gets a zero Stored. The Writer keeps
+// nothing of u's memory once WriteUnit returns (parameter sets are
+// copied), so the caller may reuse it.
 func (w *Writer) WriteUnit(u *media.Unit) error {
 	switch u.Track {
 	case w.videoIdx:
@@ -162,6 +167,7 @@ func (w *Writer) drop(reason string) {
 }
 
 func (w *Writer) writeVideo(u *media.Unit) error {
+	u.Stored = media.Stored{}
 	if w.haveDTS {
 		step := u.DTS - w.lastDTS
 		if step <= 0 || step > w.cfg.MaxJump {
