@@ -26,7 +26,7 @@ func BenchmarkThumbnailPerCamera(b *testing.B) {
 			defer d.Close()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := decodeJPEG(d, &clip.Units[0], 320, 75); err != nil {
+				if _, err := decodeJPEG(d, clip.Units[0].NALUs, 320, 75); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -2,32 +2,47 @@ package thumbs
 
 import (
 	"sync"
+	"time"
 
 	"github.com/vigia/vigia/media"
 )
 
-// camState is what the Service keeps of one camera: its newest keyframe,
-// for snapshots.
+// camState is what the Service keeps of one camera: where its newest
+// keyframe is, for snapshots, and the last snapshot stored (without its
+// image).
 type camState struct {
 	id string
 
-	mu       sync.Mutex
-	key      *media.Unit
-	codec    media.Codec
-	snapUnit *media.Unit // keyframe of the last snapshot stored
-	snap     Snapshot
+	mu     sync.Mutex
+	key    keyframe // newest keyframe; id 0 before the first
+	snapID uint64   // keyframe id of the last snapshot stored
+	snap   Snapshot // that snapshot, JPEG nil
 }
 
-func (c *camState) setKeyframe(u *media.Unit, codec media.Codec) {
+// setKeyframe notes keyframe u (see keyframe); it keeps nothing of u's
+// memory.
+func (c *camState) setKeyframe(u *media.Unit, codec media.Codec, t time.Time) {
+	k := newKeyframe(u, codec, t)
 	c.mu.Lock()
-	c.key, c.codec = u, codec
+	k.id = c.key.id + 1
+	c.key = k
 	c.mu.Unlock()
 }
 
-func (c *camState) keyframe() (*media.Unit, media.Codec) {
+// keyframe returns the newest keyframe, and the snapshot already stored
+// of it when there is one.
+func (c *camState) keyframe() (k keyframe, snap Snapshot, stored bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.key, c.codec
+	return c.key, c.snap, c.key.id != 0 && c.snapID == c.key.id
+}
+
+// setSnapshot notes the snapshot stored of keyframe id.
+func (c *camState) setSnapshot(id uint64, snap Snapshot) {
+	snap.JPEG = nil
+	c.mu.Lock()
+	c.snapID, c.snap = id, snap
+	c.mu.Unlock()
 }
 
 func (s *Service) register(id string) *camState {

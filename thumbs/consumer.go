@@ -42,23 +42,26 @@ func (c *Consumer) Tracks(tracks []*media.Track) {
 }
 
 // Unit notes a keyframe and queues a thumbnail when it is the first of an
-// interval or an hour (by the unit's wall-clock time).
+// interval or an hour (by the unit's wall-clock time). It keeps nothing of
+// u's memory: the keyframe for snapshots is noted by where it was stored
+// (u.Stored; copied when it was not), and a thumbnail's job holds a copy
+// of the keyframe's NAL units (one a minute).
 func (c *Consumer) Unit(u *media.Unit) {
 	if u.Track != c.video || !u.Key || len(u.NALUs) == 0 {
 		return
 	}
-	c.cam.setKeyframe(u, c.codec)
 	t := u.Time
 	if t.IsZero() {
 		t = time.Now()
 	}
+	c.cam.setKeyframe(u, c.codec, t)
 	slot := floorDiv(t.UnixNano(), int64(c.s.cfg.Interval))
 	hour := floorDiv(t.Unix(), 3600)
 	minute := !c.have || slot != c.lastSlot
 	hourly := !c.have || hour != c.lastHour
 	c.have, c.lastSlot, c.lastHour = true, slot, hour
 	if minute || hourly {
-		c.s.enqueue(job{cam: c.cam, unit: u, codec: c.codec, t: t, minute: minute, hourly: hourly})
+		c.s.enqueue(job{cam: c.cam, nalus: cloneNALUs(u.NALUs), codec: c.codec, t: t, minute: minute, hourly: hourly})
 	}
 }
 

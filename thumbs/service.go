@@ -32,6 +32,7 @@ type Service struct {
 	dropped      atomic.Uint64
 	decodeErrors atomic.Uint64
 	storeErrors  atomic.Uint64
+	unreadable   atomic.Uint64
 	cpuNanos     atomic.Int64
 }
 
@@ -45,6 +46,10 @@ type Stats struct {
 	DecodeErrors uint64
 	// StoreErrors counts images that could not be stored.
 	StoreErrors uint64
+	// Unreadable counts keyframes a snapshot could not read back from the
+	// spool file because their segment had ended (the snapshot then takes
+	// the newer keyframe, or fails with ErrNoKeyframe).
+	Unreadable uint64
 	// Queued is the number of thumbnails waiting for a worker.
 	Queued int
 	// CPU is the CPU time spent decoding, scaling and encoding (measured
@@ -87,6 +92,7 @@ func (s *Service) Stats() Stats {
 		Dropped:      s.dropped.Load(),
 		DecodeErrors: s.decodeErrors.Load(),
 		StoreErrors:  s.storeErrors.Load(),
+		Unreadable:   s.unreadable.Load(),
 		Queued:       len(s.jobs),
 		CPU:          time.Duration(s.cpuNanos.Load()),
 	}

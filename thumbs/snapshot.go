@@ -18,14 +18,27 @@ type Snapshot struct {
 	Time time.Time
 	// Width and Height of the image.
 	Width, Height int
-	// JPEG is the image.
+	// JPEG is the image; nil when the snapshot is the one already stored
+	// of the same keyframe (the Service keeps no images).
 	JPEG []byte
 }
 
+// snapshotTries bounds the keyframes one snapshot tries to read back: the
+// segment of the newest keyframe ends at the keyframe that starts the next
+// one, and may do so while it is read.
+const snapshotTries = 3
+
 // Snapshot stores camera's newest keyframe as a full-resolution JPEG. Two
 // requests between the same two keyframes get the same stored image
-// without decoding again. It fails with ErrNoKeyframe when the camera is
-// not recorded here or has sent no keyframe yet.
+// without decoding again.
+//
+// The keyframe is read back from the spool file of its segment
+// (media.Stored). When that segment has ended meanwhile, the camera's
+// newest keyframe is taken again, up to snapshotTries keyframes. It fails
+// with ErrNoKeyframe when the camera is not recorded here, has sent no
+// keyframe yet, or its newest keyframe can no longer be read (its segment
+// ended with no keyframe after it: the camera stopped or a discontinuity
+// closed the segment).
 func (s *Service) Snapshot(ctx context.Context, camera string) (Snapshot, error) {
 	if !s.available {
 		return Snapshot{}, ErrUnavailable
@@ -39,17 +52,13 @@ func (s *Service) Snapshot(ctx context.Context, camera string) (Snapshot, error)
 	if cam == nil {
 		return Snapshot{}, fmt.Errorf("camera %s: %w", camera, ErrNoKeyframe)
 	}
-	u, codec := cam.keyframe()
-	if u == nil {
-		return Snapshot{}, fmt.Errorf("camera %s: %w", camera, ErrNoKeyframe)
+	k, nalus, done, err := s.readKeyframe(cam)
+	if err != nil {
+		return Snapshot{}, err
 	}
-	cam.mu.Lock()
-	if cam.snapUnit == u {
-		snap := cam.snap
-		cam.mu.Unlock()
-		return snap, nil
+	if done != nil {
+		return *done, nil
 	}
-	cam.mu.Unlock()
 
 	var w, h int
 	img, err := s.measure(func() ([]byte, error) {
@@ -58,11 +67,11 @@ func (s *Service) Snapshot(ctx context.Context, camera string) (Snapshot, error)
 		if s.snapDec == nil {
 			return nil, ErrClosed
 		}
-		d, err := decoderFor(s.snapDec, codec)
+		d, err := decoderFor(s.snapDec, k.codec)
 		if err != nil {
 			return nil, err
 		}
-		ok, err := d.DecodeStill(u.NALUs)
+		ok, err := d.DecodeStill(nalus)
 		if err != nil {
 			return nil, err
 		}
@@ -80,17 +89,38 @@ func (s *Service) Snapshot(ctx context.Context, camera string) (Snapshot, error)
 		s.decodeErrors.Add(1)
 		return Snapshot{}, fmt.Errorf("camera %s: snapshot: %w", camera, err)
 	}
-	t := u.Time
-	if t.IsZero() {
-		t = time.Now()
-	}
-	key, err := s.store(ctx, KindSnapshot, camera, t, img, s.cfg.Log.With(zap.String("camera", camera)))
+	key, err := s.store(ctx, KindSnapshot, camera, k.t, img, s.cfg.Log.With(zap.String("camera", camera)))
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("camera %s: snapshot: %w", camera, err)
 	}
-	snap := Snapshot{Key: key, Time: t, Width: w, Height: h, JPEG: img}
-	cam.mu.Lock()
-	cam.snapUnit, cam.snap = u, snap
-	cam.mu.Unlock()
+	snap := Snapshot{Key: key, Time: k.t, Width: w, Height: h, JPEG: img}
+	cam.setSnapshot(k.id, snap)
 	return snap, nil
+}
+
+// readKeyframe returns cam's newest keyframe and its NAL units, or the
+// snapshot already stored of it (done). When the keyframe cannot be read
+// back, the newest keyframe is taken again as long as there is a newer
+// one, up to snapshotTries; each failed read is counted (Stats.Unreadable).
+func (s *Service) readKeyframe(cam *camState) (k keyframe, nalus [][]byte, done *Snapshot, err error) {
+	var failed uint64 // id of the keyframe that could not be read
+	var readErr error
+	for range snapshotTries {
+		k, snap, stored := cam.keyframe()
+		switch {
+		case k.id == 0:
+			return k, nil, nil, fmt.Errorf("camera %s: %w", cam.id, ErrNoKeyframe)
+		case stored:
+			return k, nil, &snap, nil
+		case k.id == failed:
+			return k, nil, nil, fmt.Errorf("camera %s: %w: the segment of the newest keyframe has ended (%v)", cam.id, ErrNoKeyframe, readErr)
+		}
+		nalus, err := k.load()
+		if err == nil {
+			return k, nalus, nil, nil
+		}
+		failed, readErr = k.id, err
+		s.unreadable.Add(1)
+	}
+	return keyframe{}, nil, nil, fmt.Errorf("camera %s: %w: %d keyframes in a row could not be read back (%v)", cam.id, ErrNoKeyframe, snapshotTries, readErr)
 }

@@ -14,7 +14,7 @@ import (
 // job is one keyframe to turn into a minute and/or hourly thumbnail.
 type job struct {
 	cam            *camState
-	unit           *media.Unit
+	nalus          [][]byte // a copy of the keyframe's NAL units
 	codec          media.Codec
 	t              time.Time
 	minute, hourly bool
@@ -66,7 +66,7 @@ func (s *Service) thumbnail(decs map[media.Codec]*decoder.Decoder, j job) {
 		if err != nil {
 			return nil, err
 		}
-		return decodeJPEG(d, j.unit, s.cfg.Width, s.cfg.Quality)
+		return decodeJPEG(d, j.nalus, s.cfg.Width, s.cfg.Quality)
 	})
 	if err != nil {
 		s.decodeErrors.Add(1)
@@ -117,9 +117,10 @@ func decoderFor(decs map[media.Codec]*decoder.Decoder, codec media.Codec) (*deco
 	return d, nil
 }
 
-// decodeJPEG decodes keyframe u alone and encodes it at width.
-func decodeJPEG(d *decoder.Decoder, u *media.Unit, width, quality int) ([]byte, error) {
-	ok, err := d.DecodeStill(u.NALUs)
+// decodeJPEG decodes a keyframe (its NAL units) alone and encodes it at
+// width.
+func decodeJPEG(d *decoder.Decoder, nalus [][]byte, width, quality int) ([]byte, error) {
+	ok, err := d.DecodeStill(nalus)
 	if err != nil {
 		return nil, err
 	}
