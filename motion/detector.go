@@ -15,7 +15,7 @@ const (
 	lookFor       = 4 * time.Second  // keyframes checked after a trigger before giving up
 	firstCheck    = 2 * time.Second  // keyframe checks of an event: first interval
 	maxCheck      = 8 * time.Second  // ... doubling up to this while motion goes on
-	maxGOP        = 300              // units kept since the last keyframe for catching up
+	maxGOP        = 300              // frames kept since the last keyframe for catching up
 	freshFor      = 10 * time.Second // a picture analysed this recently is a good reference
 	imageWidth    = 320              // width of event images
 	imageQuality  = 80
@@ -38,6 +38,11 @@ const (
 // then keyframes alone, every 2 s of media time at first and less often
 // (up to every 8 s) while the motion goes on; between them the trigger
 // keeps the event open.
+//
+// It keeps no units: for each frame since the last keyframe, its time,
+// size and where the segmenter stored it (media.Unit.Stored), about 100
+// bytes; the frames a look decodes are read back from the spool file then.
+// Only units that were not stored are copied.
 type Detector struct {
 	camera string
 	set    Settings
@@ -48,8 +53,8 @@ type Detector struct {
 	gray *image.Gray
 	dec  *decoder.Decoder
 
-	gop      []*media.Unit // units since the last keyframe, keyframe first
-	gopBroke bool          // the GOP outgrew maxGOP or units were lost
+	gop      []frame // frames since the last keyframe, keyframe first
+	gopBroke bool    // the GOP outgrew maxGOP or units were lost
 
 	state     state
 	lookStart time.Time // first trigger of the look
@@ -62,9 +67,10 @@ type Detector struct {
 	ev *Event // open event
 
 	// Counters, for metrics.
-	looks   uint64
-	decoded uint64
-	errors  uint64
+	looks      uint64
+	decoded    uint64
+	errors     uint64
+	unreadable uint64 // looks and keyframe checks given up: a frame could not be read back
 }
 
 // NewDetector returns a Detector for camera with settings s (zero fields
@@ -82,7 +88,7 @@ func (d *Detector) SetCodec(c media.Codec) []Event {
 	d.analysed = time.Time{}
 	d.codec = c
 	d.trig.reset()
-	d.gop = d.gop[:0]
+	d.dropGOP()
 	d.gopBroke = false
 	return out
 }
@@ -90,8 +96,19 @@ func (d *Detector) SetCodec(c media.Codec) []Event {
 // Gap says that units were lost: the frames before the next keyframe
 // cannot be decoded.
 func (d *Detector) Gap() {
-	d.gop = d.gop[:0]
+	d.dropGOP()
 	d.gopBroke = true
+}
+
+// dropGOP empties the GOP, letting go of what its frames hold.
+func (d *Detector) dropGOP() {
+	clear(d.gop)
+	d.gop = d.gop[:0]
+}
+
+// keeps reports whether the next frame joins the GOP kept for a look.
+func (d *Detector) keeps(key bool) bool {
+	return key || !d.gopBroke && len(d.gop) > 0 && len(d.gop) < maxGOP
 }
 
 // Close finishes an open event and frees the decoder.
@@ -102,33 +119,45 @@ func (d *Detector) Close() []Event {
 }
 
 // Unit takes the next video unit (in decoding order) and returns the
-// events that ended with it.
+// events that ended with it. It keeps nothing of u's memory: a frame kept
+// for a later look is read back from where the segmenter stored it
+// (u.Stored), or copied when u was not stored.
 func (d *Detector) Unit(u *media.Unit) []Event {
 	if d.codec == "" || len(u.NALUs) == 0 {
 		return nil
 	}
-	t := u.Time
+	return d.frame(newFrame(u, d.keeps(u.Key)))
+}
+
+// frame takes the next video frame (in decoding order) and returns the
+// events that ended with it.
+func (d *Detector) frame(f frame) []Event {
+	if d.codec == "" {
+		return nil
+	}
+	t := f.t
 	if t.IsZero() {
 		t = d.lastTime
 	}
 	d.lastTime = t
 
-	if u.Key {
-		d.gop = append(d.gop[:0], u)
+	switch {
+	case f.key:
+		d.dropGOP()
+		d.gop = append(d.gop, f)
 		d.gopBroke = false
-	} else if !d.gopBroke && len(d.gop) > 0 {
-		if len(d.gop) < maxGOP {
-			d.gop = append(d.gop, u)
-		} else {
-			d.gop, d.gopBroke = d.gop[:0], true
-		}
+	case d.keeps(false):
+		d.gop = append(d.gop, f)
+	case !d.gopBroke && len(d.gop) > 0: // outgrew maxGOP
+		d.dropGOP()
+		d.gopBroke = true
 	}
 
 	fired := false
-	if u.Key {
+	if f.key {
 		d.trig.keyframe()
 	} else {
-		fired = d.trig.add(u.Size(), d.state == idle, d.set)
+		fired = d.trig.add(f.size, d.state == idle, d.set)
 	}
 
 	var out []Event
@@ -142,9 +171,9 @@ func (d *Detector) Unit(u *media.Unit) []Event {
 			}
 		}
 	case looking:
-		if u.Key && d.analyseKey(u, t) {
+		if f.key && d.analyseKey(&f, t) {
 			d.open(t)
-		} else if u.Key && t.Sub(d.lookStart) >= lookFor {
+		} else if f.key && t.Sub(d.lookStart) >= lookFor {
 			// Triggered but nothing moves: the sizes changed for another
 			// reason (encoder, lighting); take them as the new baseline.
 			d.stop()
@@ -154,8 +183,8 @@ func (d *Detector) Unit(u *media.Unit) []Event {
 		if fired && !d.doubt {
 			d.ev.End = t
 		}
-		if u.Key && !t.Before(d.nextCheck) {
-			if d.analyseKey(u, t) {
+		if f.key && !t.Before(d.nextCheck) {
+			if d.analyseKey(&f, t) {
 				d.ev.End, d.doubt = t, false
 				d.every = min(2*d.every, maxCheck)
 			} else {
@@ -204,15 +233,17 @@ func (d *Detector) decoder() *decoder.Decoder {
 // compared with it; otherwise the frames since the last keyframe are
 // decoded (catchUp). It reports whether motion is confirmed.
 func (d *Detector) look(t time.Time) bool {
-	if d.bg.have && !d.analysed.IsZero() && t.Sub(d.analysed) < freshFor && len(d.gop) > 0 && d.gop[0].Key {
-		return d.analyseKey(d.gop[0], t)
+	if d.bg.have && !d.analysed.IsZero() && t.Sub(d.analysed) < freshFor && len(d.gop) > 0 && d.gop[0].key {
+		return d.analyseKey(&d.gop[0], t)
 	}
 	return d.catchUp(t)
 }
 
-// catchUp decodes the units since the last keyframe: the keyframe's
-// picture starts the background, the newest picture is compared with it.
-// It reports whether motion is confirmed.
+// catchUp decodes the frames since the last keyframe, read back one by
+// one: the keyframe's picture starts the background, the newest picture is
+// compared with it. It reports whether motion is confirmed. When a frame
+// cannot be read back (its segment has ended), the look gives up on this
+// GOP (counted in unreadable); the next keyframe is checked as usual.
 func (d *Detector) catchUp(t time.Time) bool {
 	d.bg.reset()
 	dec := d.decoder()
@@ -220,8 +251,14 @@ func (d *Detector) catchUp(t time.Time) bool {
 		return false
 	}
 	dec.Reset()
-	for i, u := range d.gop {
-		ok, err := dec.Decode(u.NALUs)
+	for i := range d.gop {
+		nalus, err := d.gop[i].load()
+		if err != nil {
+			d.unreadable++
+			dec.Reset()
+			return false
+		}
+		ok, err := dec.Decode(nalus)
 		if err != nil {
 			d.errors++
 			dec.Reset()
@@ -241,13 +278,20 @@ func (d *Detector) catchUp(t time.Time) bool {
 	return d.analyse(t)
 }
 
-// analyseKey decodes keyframe u alone and compares it.
-func (d *Detector) analyseKey(u *media.Unit, t time.Time) bool {
+// analyseKey decodes keyframe f alone and compares it. A keyframe that
+// cannot be read back (its segment has ended) is counted in unreadable
+// and confirms nothing.
+func (d *Detector) analyseKey(f *frame, t time.Time) bool {
 	dec := d.decoder()
 	if dec == nil {
 		return false
 	}
-	ok, err := dec.DecodeStill(u.NALUs)
+	nalus, err := f.load()
+	if err != nil {
+		d.unreadable++
+		return false
+	}
+	ok, err := dec.DecodeStill(nalus)
 	if err != nil || !ok {
 		d.errors++
 		return false

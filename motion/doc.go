@@ -9,7 +9,8 @@
 //     last keyframe, a low-resolution luma picture is taken five times a
 //     second and compared with a background; after compensating a global
 //     gain and offset (lighting), the share of changed pixels must pass a
-//     threshold.
+//     threshold. No unit is kept past its Unit call: the frames decoded
+//     are read back from the spool file where the segmenter stored them.
 //  3. An event opens at the first confirmed picture and closes when no
 //     motion has been confirmed for a hold time; events shorter than the
 //     minimum duration are dropped, longer than the maximum are split.

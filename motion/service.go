@@ -26,7 +26,8 @@ type Config struct {
 
 	// Queue is the number of units waiting for a camera's detector; past it
 	// units are dropped and counted, and detection resumes at the next
-	// keyframe. It defaults to 256 (17 s at 15 fps).
+	// keyframe. It defaults to 256 (17 s at 15 fps). A queued unit is a
+	// frame of about 100 bytes (see Consumer.Unit), not the unit.
 	Queue int
 
 	// Log is the component's logger. It defaults to a no-op logger.
@@ -41,12 +42,13 @@ type Service struct {
 
 	wg sync.WaitGroup
 
-	events   atomic.Uint64
-	failed   atomic.Uint64
-	dropped  atomic.Uint64
-	looks    atomic.Uint64
-	decoded  atomic.Uint64
-	cpuNanos atomic.Int64
+	events     atomic.Uint64
+	failed     atomic.Uint64
+	dropped    atomic.Uint64
+	looks      atomic.Uint64
+	decoded    atomic.Uint64
+	unreadable atomic.Uint64
+	cpuNanos   atomic.Int64
 }
 
 // Stats are the Service's counters since it started.
@@ -57,6 +59,10 @@ type Stats struct {
 	Dropped uint64
 	// Looks counts triggers (decoding started); Decoded the frames decoded.
 	Looks, Decoded uint64
+	// Unreadable counts looks and keyframe checks given up because a frame
+	// could no longer be read back from the spool file: its segment had
+	// ended (a detector far behind its camera, at a segment's end).
+	Unreadable uint64
 	// CPU is the CPU time spent by the detectors (measured on their
 	// threads; Publish is not included).
 	CPU time.Duration
@@ -84,7 +90,8 @@ func (s *Service) Available() bool { return s.available }
 func (s *Service) Stats() Stats {
 	return Stats{
 		Events: s.events.Load(), PublishErrors: s.failed.Load(), Dropped: s.dropped.Load(),
-		Looks: s.looks.Load(), Decoded: s.decoded.Load(), CPU: time.Duration(s.cpuNanos.Load()),
+		Looks: s.looks.Load(), Decoded: s.decoded.Load(), Unreadable: s.unreadable.Load(),
+		CPU: time.Duration(s.cpuNanos.Load()),
 	}
 }
 
@@ -92,10 +99,11 @@ func (s *Service) Stats() Stats {
 // the consumers first.
 func (s *Service) Close() { s.wg.Wait() }
 
-// item is one message from the pipeline to a camera's detector.
+// item is one message from the pipeline to a camera's detector: a new run
+// (codec) or a video frame.
 type item struct {
-	codec media.Codec // set: a new run with this video codec
-	unit  *media.Unit
+	codec media.Codec // f nil: a new run with this video codec ("": none)
+	f     *frame
 	gap   bool // units were dropped before this one
 }
 
@@ -106,6 +114,7 @@ type Consumer struct {
 	ch      chan item
 	video   int
 	gap     bool
+	inGOP   bool // a keyframe was queued since the last new run or drop
 	done    chan struct{}
 	closeMu sync.Once
 }
@@ -124,7 +133,7 @@ func (s *Service) Consumer(camera string) *Consumer {
 
 // Tracks starts a new run of the source.
 func (c *Consumer) Tracks(tracks []*media.Track) {
-	c.video = -1
+	c.video, c.inGOP = -1, false
 	codec := media.Codec("")
 	for i, t := range tracks {
 		if t.Codec.IsVideo() {
@@ -135,12 +144,20 @@ func (c *Consumer) Tracks(tracks []*media.Track) {
 	c.push(item{codec: codec})
 }
 
-// Unit queues a video unit; it never blocks.
+// Unit queues a video unit; it never blocks. What is queued is a frame
+// (time, size, keyframe or not, u.Stored: about 100 bytes), not the unit,
+// whose memory the pipeline reuses once Unit returns: the detector needs
+// the sizes of every frame but the NAL units only of the frames it
+// decodes, which it reads back from the spool file. A unit the segmenter
+// did not store (rare: no keyframe or parameter sets yet, a spool write
+// error) has its NAL units copied, unless no keyframe was queued since the
+// last new run or drop (the detector decodes nothing before one).
 func (c *Consumer) Unit(u *media.Unit) {
-	if u.Track != c.video || c.video < 0 {
+	if u.Track != c.video || c.video < 0 || len(u.NALUs) == 0 {
 		return
 	}
-	c.push(item{unit: u})
+	f := newFrame(u, u.Key || c.inGOP)
+	c.push(item{f: &f})
 }
 
 func (c *Consumer) push(it item) {
@@ -148,8 +165,11 @@ func (c *Consumer) push(it item) {
 	select {
 	case c.ch <- it:
 		c.gap = false
+		if it.f != nil && it.f.key {
+			c.inGOP = true
+		}
 	default:
-		c.gap = true
+		c.gap, c.inGOP = true, false
 		if n := c.s.dropped.Add(1); n == 1 || n%10000 == 0 {
 			c.s.cfg.Log.Warn("motion queue full, units dropped", zap.String("camera", c.camera), zap.Uint64("dropped", n))
 		}
@@ -181,21 +201,22 @@ func (c *Consumer) run() {
 func (c *Consumer) measure(d *Detector, it item) []Event {
 	runtime.LockOSThread()
 	c0 := decoder.ThreadCPU()
-	looks, decoded := d.looks, d.decoded
+	looks, decoded, unreadable := d.looks, d.decoded, d.unreadable
 	var evs []Event
 	switch {
-	case it.unit == nil:
+	case it.f == nil:
 		evs = d.SetCodec(it.codec)
 	default:
 		if it.gap {
 			d.Gap()
 		}
-		evs = d.Unit(it.unit)
+		evs = d.frame(*it.f)
 	}
 	c.s.cpuNanos.Add(int64(decoder.ThreadCPU() - c0))
 	runtime.UnlockOSThread()
 	c.s.looks.Add(d.looks - looks)
 	c.s.decoded.Add(d.decoded - decoded)
+	c.s.unreadable.Add(d.unreadable - unreadable)
 	return evs
 }
 
