@@ -99,6 +99,8 @@ func (a *App) registerMotionMetrics(svc *motion.Service) {
 			func(s motion.Stats) float64 { return float64(s.Looks) }),
 		counter("vigia_motion_decoded_frames_total", "Frames decoded to confirm motion.",
 			func(s motion.Stats) float64 { return float64(s.Decoded) }),
+		counter("vigia_motion_unreadable_total", "Looks and keyframe checks given up because a frame could not be read back from the spool file (its segment had ended).",
+			func(s motion.Stats) float64 { return float64(s.Unreadable) }),
 		counter("vigia_motion_cpu_seconds_total", "CPU time spent by the motion detectors.",
 			func(s motion.Stats) float64 { return s.CPU.Seconds() }),
 	)

@@ -203,6 +203,8 @@ func (a *App) registerThumbMetrics(svc *thumbs.Service) {
 			func(s thumbs.Stats) float64 { return float64(s.DecodeErrors) }),
 		counter("vigia_thumbnail_store_errors_total", "Images that could not be stored.",
 			func(s thumbs.Stats) float64 { return float64(s.StoreErrors) }),
+		counter("vigia_thumbnail_unreadable_keyframes_total", "Keyframes a snapshot could not read back from the spool file because their segment had ended.",
+			func(s thumbs.Stats) float64 { return float64(s.Unreadable) }),
 		counter("vigia_thumbnail_cpu_seconds_total", "CPU time spent decoding, scaling and encoding images.",
 			func(s thumbs.Stats) float64 { return s.CPU.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_thumbnail_queue_length", Help: "Thumbnails waiting for a worker."},
