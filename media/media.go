@@ -98,23 +98,31 @@ func (u *Unit) Size() int {
 }
 
 // Clone returns a copy of u whose NAL units and payload are in memory of
-// its own (one allocation), for a consumer that keeps a unit past its call.
+// its own, for a consumer that keeps a unit past its call.
 func (u *Unit) Clone() *Unit {
 	c := *u
 	c.Buf = nil
-	b := make([]byte, 0, u.Size())
-	if u.NALUs != nil {
-		c.NALUs = make([][]byte, len(u.NALUs))
-		for i, n := range u.NALUs {
-			s := len(b)
-			b = append(b, n...)
-			c.NALUs[i] = b[s:len(b):len(b)]
-		}
-	}
+	c.NALUs = CloneNALUs(u.NALUs)
 	if u.Payload != nil {
-		s := len(b)
-		b = append(b, u.Payload...)
-		c.Payload = b[s:len(b):len(b)]
+		c.Payload = append([]byte(nil), u.Payload...)
 	}
 	return &c
+}
+
+// CloneNALUs copies nalus into one allocation of their total size.
+func CloneNALUs(nalus [][]byte) [][]byte {
+	if nalus == nil {
+		return nil
+	}
+	n := 0
+	for _, b := range nalus {
+		n += len(b)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(nalus))
+	for i, b := range nalus {
+		buf = append(buf, b...)
+		out[i] = buf[len(buf)-len(b) : len(buf) : len(buf)]
+	}
+	return out
 }

@@ -31,7 +31,7 @@ var errNotKept = errors.New("frame was neither stored nor copied")
 func newFrame(u *media.Unit, keep bool) frame {
 	f := frame{t: u.Time, stored: u.Stored, size: u.Size(), key: u.Key}
 	if !u.Stored.Valid() && keep {
-		f.nalus = cloneNALUs(u.NALUs)
+		f.nalus = media.CloneNALUs(u.NALUs)
 	}
 	return f
 }
@@ -46,19 +46,4 @@ func (f *frame) load() ([][]byte, error) {
 		return f.stored.NALUs()
 	}
 	return nil, errNotKept
-}
-
-// cloneNALUs copies nalus into one allocation of their total size.
-func cloneNALUs(nalus [][]byte) [][]byte {
-	n := 0
-	for _, b := range nalus {
-		n += len(b)
-	}
-	buf := make([]byte, 0, n)
-	out := make([][]byte, len(nalus))
-	for i, b := range nalus {
-		buf = append(buf, b...)
-		out[i] = buf[len(buf)-len(b) : len(buf) : len(buf)]
-	}
-	return out
 }

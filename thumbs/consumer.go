@@ -61,7 +61,7 @@ func (c *Consumer) Unit(u *media.Unit) {
 	hourly := !c.have || hour != c.lastHour
 	c.have, c.lastSlot, c.lastHour = true, slot, hour
 	if minute || hourly {
-		c.s.enqueue(job{cam: c.cam, nalus: cloneNALUs(u.NALUs), codec: c.codec, t: t, minute: minute, hourly: hourly})
+		c.s.enqueue(job{cam: c.cam, nalus: media.CloneNALUs(u.NALUs), codec: c.codec, t: t, minute: minute, hourly: hourly})
 	}
 }
 

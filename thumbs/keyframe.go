@@ -29,7 +29,7 @@ type keyframe struct {
 func newKeyframe(u *media.Unit, codec media.Codec, t time.Time) keyframe {
 	k := keyframe{t: t, codec: codec, stored: u.Stored}
 	if !u.Stored.Valid() {
-		k.nalus = cloneNALUs(u.NALUs)
+		k.nalus = media.CloneNALUs(u.NALUs)
 	}
 	return k
 }
@@ -41,19 +41,4 @@ func (k *keyframe) load() ([][]byte, error) {
 		return k.nalus, nil
 	}
 	return k.stored.NALUs()
-}
-
-// cloneNALUs copies nalus into one allocation of their total size.
-func cloneNALUs(nalus [][]byte) [][]byte {
-	n := 0
-	for _, b := range nalus {
-		n += len(b)
-	}
-	buf := make([]byte, 0, n)
-	out := make([][]byte, len(nalus))
-	for i, b := range nalus {
-		buf = append(buf, b...)
-		out[i] = buf[len(buf)-len(b) : len(buf) : len(buf)]
-	}
-	return out
 }
