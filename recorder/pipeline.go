@@ -72,6 +72,7 @@ func (p *pipeline) Unit(u *media.Unit) {
 	if video && p.skipping.Load() {
 		if !u.Key {
 			p.cam.dropped("queue_full")
+			u.Release()
 			return
 		}
 		gap = true
@@ -83,6 +84,7 @@ func (p *pipeline) Unit(u *media.Unit) {
 		}
 	default:
 		p.cam.dropped("queue_full")
+		u.Release()
 		if video {
 			p.skipping.Store(true)
 		}
@@ -161,4 +163,8 @@ func (p *pipeline) handle(it item) {
 		p.cam.setDimensions(w, h)
 	}
 	p.feed(it)
+	// The segmenter and every consumer are done with the unit (consumers
+	// keep copies or read frames back through Unit.Stored): its memory
+	// goes back to the source's pool.
+	it.unit.Release()
 }
