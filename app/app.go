@@ -213,6 +213,7 @@ func (a *App) startRecorder() error {
 		Dir:      cfg.Recording.SpoolDir,
 		MaxBytes: int64(cfg.Recording.SpoolMaxBytes),
 		Workers:  cfg.Recording.UploadConcurrency,
+		Sync:     segmenter.SpoolSync(cfg.Recording.SpoolSync),
 		Upload:   a.uploadSegment,
 		OnStored: a.segmentStored,
 		OnUploadError: func(seg segmenter.Segment, err error) {

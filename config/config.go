@@ -75,6 +75,7 @@ type RecordingConfig struct {
 	FragmentDuration   Duration `yaml:"fragment_duration" default:"1s" doc:"Target length of an fMP4 fragment (the unit written and fsynced to the spool). Less than recording.segment_duration."`
 	SpoolDir           string   `yaml:"spool_dir" doc:"Local directory where segments are written before upload. Defaults to {data_dir}/spool."`
 	SpoolMaxBytes      Size     `yaml:"spool_max_bytes" default:"2GiB" doc:"Spool quota; past it the oldest spooled segments are dropped."`
+	SpoolSync          string   `yaml:"spool_sync" default:"group" doc:"How fragments are made durable: group (one syncfs of the spool's filesystem for every camera waiting at that moment; Linux, elsewhere file) or file (an fsync per camera and fragment, for a spool sharing its filesystem with other heavy writers)."`
 	UploadConcurrency  int      `yaml:"upload_concurrency" default:"4" doc:"Segments uploaded at the same time."`
 	ReleaseMemoryEvery Duration `yaml:"release_memory_every" default:"30s" doc:"How often a recorder hands the memory its Go heap freed back to the system (a forced collection); 0 leaves it to the Go runtime, which keeps the resident set near its recent peak."`
 }

@@ -38,6 +38,7 @@ func (c *Config) Validate() error {
 		v.add("ingest.connect_rate", fmt.Errorf("%w %v (want more than 0)", ErrInvalidValue, c.Ingest.ConnectRate))
 	}
 	v.oneOf("ingest.default_transport", c.Ingest.DefaultTransport, "tcp", "udp", "auto")
+	v.oneOf("recording.spool_sync", c.Recording.SpoolSync, "group", "file")
 	if c.Synth.Cameras < 0 {
 		v.add("synth.cameras", fmt.Errorf("%w %d (want 0 or more)", ErrInvalidValue, c.Synth.Cameras))
 	}

@@ -49,13 +49,18 @@ type SpoolConfig struct {
 	// 1 and 30 seconds.
 	RetryMin, RetryMax time.Duration
 
+	// Sync is how fragments are made durable. It defaults to SyncGroup
+	// where the system has it, SyncFile elsewhere.
+	Sync SpoolSync
+
 	// Log is the spool's logger.
 	Log *zap.Logger
 }
 
 // Spool is the local disk buffer of segments on their way to storage.
 type Spool struct {
-	cfg SpoolConfig
+	cfg   SpoolConfig
+	group *groupSync // nil with SyncFile
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -93,11 +98,33 @@ func NewSpool(cfg SpoolConfig) (*Spool, error) {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	switch cfg.Sync {
+	case "":
+		cfg.Sync = SyncFile
+		if groupSyncSupported {
+			cfg.Sync = SyncGroup
+		}
+	case SyncFile:
+	case SyncGroup:
+		if !groupSyncSupported {
+			cfg.Sync = SyncFile
+		}
+	default:
+		return nil, fmt.Errorf("%w %q", errUnknownSync, cfg.Sync)
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create spool dir: %w", err)
 	}
+	var group *groupSync
+	if cfg.Sync == SyncGroup {
+		g, err := newGroupSync(cfg.Dir)
+		if err != nil {
+			return nil, err
+		}
+		group = g
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Spool{cfg: cfg, ctx: ctx, cancel: cancel, busyCam: map[string]bool{}}
+	s := &Spool{cfg: cfg, ctx: ctx, cancel: cancel, busyCam: map[string]bool{}, group: group}
 	s.cond = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -129,6 +156,9 @@ func (s *Spool) Close() {
 	s.cancel()
 	s.cond.Broadcast()
 	s.wg.Wait()
+	if s.group != nil {
+		s.group.close()
+	}
 }
 
 // Drain waits until every finished segment is uploaded or ctx ends.

@@ -9,12 +9,13 @@ import (
 // spoolFile is the spool file of the segment being written. Every write is
 // positional: a fragment's header region is written after its samples.
 type spoolFile struct {
-	s    *Spool
-	base string
-	path string
-	f    *os.File
-	fd   int   // f's descriptor, for vectored writes
-	size int64 // bytes up to the end of the furthest write, counted in the spool
+	s     *Spool
+	base  string
+	path  string
+	f     *os.File
+	fd    int   // f's descriptor, for vectored writes
+	size  int64 // bytes up to the end of the furthest write, counted in the spool
+	dirty bool  // written since the last sync
 }
 
 // writeAt writes bufs back to back at off, from the buffers themselves (one
@@ -23,6 +24,7 @@ type spoolFile struct {
 func (f *spoolFile) writeAt(off int64, bufs ...[]byte) error {
 	n, err := writeVec(f.f, f.fd, off, bufs)
 	runtime.KeepAlive(f.f) // its finalizer would close fd
+	f.dirty = true
 	if end := off + int64(n); end > f.size {
 		f.s.addBytes(end - f.size)
 		f.size = end
@@ -33,20 +35,31 @@ func (f *spoolFile) writeAt(off int64, bufs ...[]byte) error {
 	return nil
 }
 
-// sync flushes the file to disk.
+// sync makes what was written durable: an fsync of the file, or a group
+// sync of the spool's filesystem (SpoolSync).
 func (f *spoolFile) sync() error {
-	if err := f.f.Sync(); err != nil {
+	if !f.dirty {
+		return nil
+	}
+	var err error
+	if f.s.group != nil {
+		err = f.s.group.sync()
+	} else {
+		err = f.f.Sync()
+	}
+	if err != nil {
 		return f.s.noSpace(fmt.Errorf("sync spool file: %w", err))
 	}
+	f.dirty = false
 	return nil
 }
 
 // finish closes the file, records the final metadata and queues the segment
 // for upload.
 func (f *spoolFile) finish(meta Segment) error {
-	if err := f.f.Sync(); err != nil {
+	if err := f.sync(); err != nil {
 		_ = f.f.Close()
-		return fmt.Errorf("sync spool file: %w", err)
+		return err
 	}
 	if err := f.f.Close(); err != nil {
 		return fmt.Errorf("close spool file: %w", err)
