@@ -118,6 +118,7 @@ fuzz:
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseParts$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseStatCPU$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseSample$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseProcStatBusy$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin data

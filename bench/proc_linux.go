@@ -52,6 +52,20 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / time.Duration(clockTicks()), nil
 }
 
+// machineCPU returns the busy time of all CPUs of the machine, from
+// /proc/stat: every process and kernel thread (writeback, journal).
+func machineCPU() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	ticks, err := parseProcStatBusy(b)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(ticks) * time.Second / time.Duration(clockTicks()), nil
+}
+
 // procRSS returns the resident set size of process pid (0 for this
 // process), from VmRSS in /proc/PID/status.
 func procRSS(pid int) (int64, error) {

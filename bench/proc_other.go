@@ -16,3 +16,5 @@ func procCPU(int) (time.Duration, error) { return 0, ErrUnsupported }
 func procRSS(int) (int64, error) { return 0, ErrUnsupported }
 
 func procRSSParts() (int64, int64, error) { return 0, 0, ErrUnsupported }
+
+func machineCPU() (time.Duration, error) { return 0, ErrUnsupported }

@@ -58,3 +58,32 @@ func truncate(b []byte) []byte {
 	}
 	return b
 }
+
+// parseProcStatBusy parses the first line of /proc/stat ("cpu  user nice
+// system idle iowait irq softirq steal ...") into the ticks all CPUs spent
+// busy: everything but idle, iowait and steal (time the hypervisor gave
+// to others).
+func parseProcStatBusy(stat []byte) (int64, error) {
+	line, _, _ := bytes.Cut(stat, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("malformed /proc/stat %q", truncate(line))
+	}
+	var busy int64
+	for i, x := range f[1:] {
+		if i >= 8 { // guest time is already in user
+			break
+		}
+		v, err := strconv.ParseInt(x, 10, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("malformed /proc/stat field %q", x)
+		}
+		if i != 3 && i != 4 && i != 7 {
+			if busy+v < busy {
+				return 0, fmt.Errorf("/proc/stat busy time overflows")
+			}
+			busy += v
+		}
+	}
+	return busy, nil
+}

@@ -81,3 +81,32 @@ func TestProcessAccountingOfSelf(t *testing.T) {
 		t.Errorf("self RSS %d", rss)
 	}
 }
+
+func TestParseProcStatBusy(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		busy int64
+		ok   bool
+	}{
+		{"cpu  100 5 50 1000 20 3 7 40 9 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n", 165, true},
+		{"cpu  1 2 3 4 5 6 7 8\n", 19, true},
+		{"cpu0 1 2 3 4 5 6 7 8\n", 0, false},
+		{"cpu  1 2 x 4 5 6 7 8\n", 0, false},
+		{"cpu  1 2 3\n", 0, false},
+		{"", 0, false},
+	} {
+		busy, err := parseProcStatBusy([]byte(tc.in))
+		if (err == nil) != tc.ok || busy != tc.busy {
+			t.Errorf("%q: %d, %v; want %d, ok %v", tc.in, busy, err, tc.busy, tc.ok)
+		}
+	}
+}
+
+func FuzzParseProcStatBusy(f *testing.F) {
+	f.Add([]byte("cpu  100 5 50 1000 20 3 7 40 9 0\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if busy, err := parseProcStatBusy(b); err == nil && busy < 0 {
+			t.Fatalf("negative busy time %d", busy)
+		}
+	})
+}

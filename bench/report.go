@@ -27,6 +27,10 @@ type Report struct {
 	// Storage is the MinIO process of the s3 backend, nil for fs.
 	Storage *Usage `json:"storage,omitempty"`
 
+	// MachineCPU is the whole machine's CPU over the window, nil when it
+	// could not be read.
+	MachineCPU *MachineCPU `json:"machine_cpu,omitempty"`
+
 	// Segments are the segments stored during the whole run.
 	Segments SegmentStats `json:"segments"`
 
@@ -179,4 +183,16 @@ type FFmpegStats struct {
 
 	// Errors holds the output of processes that exited early.
 	Errors []string `json:"errors,omitempty"`
+}
+
+// MachineCPU is the busy time of all the machine's CPUs over the window.
+type MachineCPU struct {
+	// CPUPercent is in % of one core (200 % is two cores busy).
+	CPUPercent float64 `json:"cpu_percent"`
+
+	// OtherCPUPercent is what is neither the recorder nor the run's
+	// processes (synthetic cameras, MinIO, FFmpeg): kernel threads, such as
+	// the writeback and journal work of the recorder's writes, and any
+	// other process on the machine.
+	OtherCPUPercent float64 `json:"other_cpu_percent"`
 }

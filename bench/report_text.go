@@ -73,6 +73,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Storage != nil {
 		p("minio process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.Storage.CPUPercent, r.Storage.RSSEndMiB)
 	}
+	if m := r.MachineCPU; m != nil {
+		p("machine CPU", "%.1f %% of one core in all; kernel threads (writeback, journal) and other processes %.1f %% (%.3f %% per camera)",
+			m.CPUPercent, m.OtherCPUPercent, m.OtherCPUPercent/float64(max(r.Cameras, 1)))
+	}
 	if sk := r.Soak; sk != nil && len(sk.Samples) > 0 {
 		first, last := sk.Samples[0], sk.Samples[len(sk.Samples)-1]
 		p("soak samples", "%d over %.0f s: RSS %.1f → %.1f MiB, heap %.1f → %.1f MiB (live %.1f → %.1f), goroutines %d → %d, open files %d → %d",

@@ -39,11 +39,12 @@ type run struct {
 
 // window is what is sampled at the start and end of the measured window.
 type window struct {
-	at     time.Time
-	self   time.Duration
-	synth  time.Duration
-	minio  time.Duration
-	ffmpeg []time.Duration // -1 when not readable
+	at      time.Time
+	machine time.Duration // -1 when not readable
+	self    time.Duration
+	synth   time.Duration
+	minio   time.Duration
+	ffmpeg  []time.Duration // -1 when not readable
 }
 
 // Run performs one benchmark run: it starts the synthetic cameras, the
@@ -174,6 +175,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		rep.Storage = &u
 	}
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
+	rep.MachineCPU = machineStats(w0, w1, rep)
 	rep.Imaging = imagingStats(im0, im1, im0Err, im1Err, rep.WindowS, o.Cameras)
 	rep.Vigia.RecordingCPUPercentPerCamera = rep.Vigia.CPUPercentPerCamera
 	if rep.Imaging != nil && rep.Imaging.Err == "" {
@@ -271,6 +273,10 @@ func (r *run) wait(ctx context.Context, d time.Duration) error {
 // sample reads the CPU counters of every process.
 func (r *run) sample() window {
 	w := window{at: time.Now()}
+	var err error
+	if w.machine, err = machineCPU(); err != nil {
+		w.machine = -1
+	}
 	w.self, _ = selfCPU() // checked to work in Run
 	w.synth, _ = procCPU(r.synth.pid())
 	if r.minio != nil {
@@ -480,4 +486,26 @@ func (r *run) measureLive(ctx context.Context, camera string) *LiveStats {
 	}
 	st.RSSDeltaMiB = mib(rss1 - rss0)
 	return st
+}
+
+// machineStats is the busy time of the whole machine over the window, and
+// what of it is neither the recorder nor the processes the run started:
+// kernel threads (writeback and journal commits of the recorder's writes,
+// among others) and anything else running. Nil when /proc/stat could not
+// be read.
+func machineStats(w0, w1 window, rep *Report) *MachineCPU {
+	if w0.machine < 0 || w1.machine < 0 {
+		return nil
+	}
+	win := w1.at.Sub(w0.at)
+	m := &MachineCPU{CPUPercent: 100 * (w1.machine - w0.machine).Seconds() / win.Seconds()}
+	other := m.CPUPercent - rep.Vigia.CPUPercent - rep.Synth.CPUPercent
+	if rep.Storage != nil {
+		other -= rep.Storage.CPUPercent
+	}
+	if rep.FFmpeg != nil {
+		other -= rep.FFmpeg.Usage.CPUPercent
+	}
+	m.OtherCPUPercent = max(other, 0)
+	return m
 }

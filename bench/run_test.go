@@ -51,6 +51,13 @@ func TestRunFSWithFFmpegSample(t *testing.T) {
 		t.Errorf("ratio %v, want vigia/ffmpeg = %v", f.Ratio, want)
 	}
 
+	// The machine's busy time holds the recorder's and its children's.
+	if m := rep.MachineCPU; m == nil || m.CPUPercent <= 0 || m.OtherCPUPercent < 0 {
+		t.Errorf("machine CPU not measured: %+v", m)
+	} else if m.CPUPercent+2 < rep.Vigia.CPUPercent+rep.Synth.CPUPercent {
+		t.Errorf("machine CPU %.1f %% below the recorder's %.1f %% and the cameras' %.1f %%", m.CPUPercent, rep.Vigia.CPUPercent, rep.Synth.CPUPercent)
+	}
+
 	if l := rep.Live; l == nil || l.Parts == 0 || l.Err != "" || l.WindowS != 4 {
 		t.Errorf("live latency not measured in the live window: %+v", l)
 	}
