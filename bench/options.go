@@ -64,6 +64,10 @@ type Options struct {
 	// by default so that the recording figures stand alone.
 	Motion bool
 
+	// SpoolSync is recording.spool_sync of the recorder: "group" or
+	// "file". Empty keeps the recorder's default.
+	SpoolSync string
+
 	// Segment is the recording segment duration
 	// (recording.segment_duration).
 	// It defaults to 60 seconds.

@@ -218,6 +218,9 @@ func (r *run) startRecorder(ctx context.Context) error {
 	cfg.NATS.Listen = "127.0.0.1:0"
 	cfg.Recording.SegmentDuration = config.Duration(r.o.Segment)
 	cfg.Motion.Enabled = r.o.Motion
+	if r.o.SpoolSync != "" {
+		cfg.Recording.SpoolSync = r.o.SpoolSync
+	}
 	cfg.Storage.Backend = r.o.Backend
 	if r.minio != nil {
 		cfg.Storage.Endpoint = r.minio.endpoint

@@ -30,6 +30,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.BoolVar(&o.Discard, "discard", o.Discard, "delete each segment once stored and counted, so that a long run does not fill the disk")
 	fs.Float64Var(&o.Flap, "flap", o.Flap, "fraction of cameras taken down for 10 s every 30 s (soak)")
 	fs.BoolVar(&o.Motion, "motion", o.Motion, "run motion detection (the synthetic picture always moves: a worst case)")
+	fs.StringVar(&o.SpoolSync, "spool-sync", o.SpoolSync, "recording.spool_sync of the recorder: group or file (default: the recorder's, group)")
 	fs.DurationVar(&o.Segment, "segment", o.Segment, "recording.segment_duration")
 	fs.IntVar(&o.FFmpegSample, "ffmpeg-sample", o.FFmpegSample, "cameras also recorded by FFmpeg for comparison (0 disables)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window to this file")
