@@ -58,6 +58,7 @@ type StorageConfig struct {
 	SecretKey       string   `yaml:"secret_key" secret:"true" doc:"S3 secret key. Required for s3."`
 	Region          string   `yaml:"region" default:"us-east-1" doc:"S3 region."`
 	UseSSL          bool     `yaml:"use_ssl" default:"false" doc:"Use HTTPS for a host:port S3 endpoint (a URL endpoint says it with its scheme)."`
+	Checksum        string   `yaml:"checksum" default:"crc32c" doc:"How S3 uploads are protected: crc32c (unsigned body with a CRC32C trailer the server checks; needs trailing checksums: MinIO, AWS S3) or sha256 (SHA-256 chunk signatures over plain HTTP, for servers without trailing checksums; costs a hash of every byte)."`
 	SignedURLExpiry Duration `yaml:"signed_url_expiry" default:"1h" doc:"Lifetime of the presigned or signed URLs handed out for videos and images (at most 7 days with s3)."`
 }
 

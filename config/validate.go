@@ -39,6 +39,7 @@ func (c *Config) Validate() error {
 	}
 	v.oneOf("ingest.default_transport", c.Ingest.DefaultTransport, "tcp", "udp", "auto")
 	v.oneOf("recording.spool_sync", c.Recording.SpoolSync, "group", "file")
+	v.oneOf("storage.checksum", c.Storage.Checksum, "crc32c", "sha256")
 	if c.Synth.Cameras < 0 {
 		v.add("synth.cameras", fmt.Errorf("%w %d (want 0 or more)", ErrInvalidValue, c.Synth.Cameras))
 	}

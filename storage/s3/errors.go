@@ -18,6 +18,8 @@ var (
 	ErrBadEndpoint = errors.New("endpoint must be host:port or http(s)://host:port")
 	// ErrNoBucket means no bucket was named, or the bucket does not exist.
 	ErrNoBucket = errors.New("bucket missing")
+	// ErrChecksum means Options.Checksum is neither crc32c nor sha256.
+	ErrChecksum = errors.New("unknown upload checksum")
 	// ErrDelimiter means a listing asked for a delimiter other than "/".
 	ErrDelimiter = errors.New("only \"/\" is supported as delimiter")
 )

@@ -30,6 +30,14 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64, opts 
 		UserMetadata: md,
 		UserTags:     opts.Tags,
 		PartSize:     s.partSize,
+		// Unsigned, the body gets a CRC32C trailer instead of a SHA-256
+		// of each chunk (Options.Checksum).
+		DisableContentSha256: s.unsigned,
+	}
+	if s.unsigned {
+		// Named explicitly: minio-go's automatic checksum only announces
+		// the algorithm and sends no value when the body is unsigned.
+		popts.Checksum = minio.ChecksumCRC32C
 	}
 	attempts, rewind := 1, func() error { return nil }
 	if seeker, ok := r.(io.Seeker); ok {

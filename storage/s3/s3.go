@@ -53,6 +53,11 @@ type Options struct {
 	UseSSL bool
 	// PartSize is the multipart upload part size. It defaults to 16 MiB.
 	PartSize uint64
+	// Checksum is how uploaded bodies are protected: ChecksumCRC32C (the
+	// default) sends them unsigned with a CRC32C trailer the server checks;
+	// ChecksumSHA256 signs them with SHA-256 chunk signatures over plain
+	// HTTP (over HTTPS they are unsigned, TLS protecting them).
+	Checksum string
 	// MaxAttempts bounds the tries of one operation. It defaults to 4.
 	MaxAttempts int
 	// RetryBase is the first backoff, doubled each retry. It defaults to 200 ms.
@@ -63,6 +68,7 @@ type Options struct {
 
 // S3 is a storage.Store on an S3 bucket.
 type S3 struct {
+	unsigned bool // bodies unsigned, with a CRC32C trailer
 	client   *minio.Client
 	core     minio.Core
 	bucket   string
@@ -71,6 +77,17 @@ type S3 struct {
 	desc     string
 	log      *zap.Logger
 }
+
+// Upload checksums (Options.Checksum).
+const (
+	// ChecksumCRC32C sends bodies unsigned with a CRC32C trailer: cheap
+	// (the CPU computes CRC32C in hardware) and checked by the server, but
+	// the server must support trailing checksums (MinIO, AWS S3).
+	ChecksumCRC32C = "crc32c"
+	// ChecksumSHA256 signs bodies with SHA-256 chunk signatures over plain
+	// HTTP: any S3 server takes them, at the cost of hashing every byte.
+	ChecksumSHA256 = "sha256"
+)
 
 // New connects to the service, creates the bucket if it is missing, and
 // returns the store. log receives retry and failure messages.
@@ -89,10 +106,20 @@ func New(ctx context.Context, opts Options, log *zap.Logger) (*S3, error) {
 	if region == "" {
 		region = DefaultRegion
 	}
+	switch opts.Checksum {
+	case "":
+		opts.Checksum = ChecksumCRC32C
+	case ChecksumCRC32C, ChecksumSHA256:
+	default:
+		return nil, fmt.Errorf("s3 store: %w %q", ErrChecksum, opts.Checksum)
+	}
 	client, err := minio.New(host, &minio.Options{
 		Creds:  credentials.NewStaticV4(opts.AccessKey, opts.SecretKey, ""),
 		Secure: secure,
 		Region: region,
+		// Trailing checksums: with unsigned bodies, minio-go sends a
+		// CRC32C of the body after it, which the server verifies.
+		TrailingHeaders: opts.Checksum == ChecksumCRC32C,
 		// Retries are ours (see retry.go), so a failing call is tried
 		// MaxAttempts times in all, not MaxAttempts times minio-go's count.
 		MaxRetries: 1,
@@ -105,6 +132,7 @@ func New(ctx context.Context, opts Options, log *zap.Logger) (*S3, error) {
 		scheme = "https"
 	}
 	s := &S3{
+		unsigned: opts.Checksum == ChecksumCRC32C,
 		client:   client,
 		core:     minio.Core{Client: client},
 		bucket:   opts.Bucket,

@@ -1,6 +1,10 @@
 package s3_test
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -32,4 +36,35 @@ func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		return newStore(t, srv, s3.Options{})
 	})
+}
+
+// TestChecksums: bodies uploaded with either checksum, in one request and
+// in parts, read back byte for byte; an unknown checksum is refused.
+func TestChecksums(t *testing.T) {
+	srv := testenv.MinIO(t)
+	body := make([]byte, 12<<20)
+	for i := range body {
+		body[i] = byte(i*7 + i>>13)
+	}
+	for _, sum := range []string{s3.ChecksumCRC32C, s3.ChecksumSHA256} {
+		st := newStore(t, srv, s3.Options{Checksum: sum, PartSize: 5 << 20})
+		for _, n := range []int{300 << 10, len(body)} {
+			key := fmt.Sprintf("rec/c/%s_%d.mp4", sum, n)
+			if err := st.Put(t.Context(), key, bytes.NewReader(body[:n]), int64(n), storage.PutOptions{}); err != nil {
+				t.Fatalf("%s, %d bytes: %v", sum, n, err)
+			}
+			rc, err := st.Get(t.Context(), key, 0, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(rc)
+			_ = rc.Close()
+			if err != nil || !bytes.Equal(got, body[:n]) {
+				t.Fatalf("%s, %d bytes: read back %d bytes (%v), not what was put", sum, len(got), n, err)
+			}
+		}
+	}
+	if _, err := s3.New(t.Context(), s3.Options{Endpoint: srv.Endpoint, Bucket: "b", Checksum: "md4"}, nil); !errors.Is(err, s3.ErrChecksum) {
+		t.Errorf("unknown checksum: %v", err)
+	}
 }
