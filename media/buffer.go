@@ -39,6 +39,15 @@ var poisonReleased = testing.Testing() || os.Getenv("VIGIA_POISON_RELEASED") == 
 // is on.
 const PoisonByte = 0xEE
 
+// SetPoisonReleased turns poisoning on or off and returns the previous
+// setting; for benchmarks, whose figures filling would distort. Not safe
+// to call while buffers are released concurrently.
+func SetPoisonReleased(on bool) bool {
+	old := poisonReleased
+	poisonReleased = on
+	return old
+}
+
 func bufferClass(n int) int {
 	if n <= 1<<minBufferShift {
 		return 0

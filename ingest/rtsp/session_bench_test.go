@@ -14,6 +14,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph265"
 	"github.com/pion/rtp"
 
+	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/synth"
 )
 
@@ -22,7 +23,9 @@ import (
 // about 2 Mbit/s) parsed, depacketized, checked and timed into units. One
 // op is one video frame; at 15 fps, ns/op × 15 / 10⁷ is the read path's
 // share of one core per camera, socket reads and the pipeline excluded.
+// Units are released at once, as the pipeline does after writing them.
 func BenchmarkReadLoop(b *testing.B) {
+	defer media.SetPoisonReleased(media.SetPoisonReleased(false))
 	for _, codec := range []string{synth.CodecH264, synth.CodecH265} {
 		b.Run(codec, func(b *testing.B) {
 			clip, err := synth.Fixture(codec, false)
@@ -63,7 +66,7 @@ func BenchmarkReadLoop(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r.sink = nopSink{}
+			r.sink = releaseSink{}
 			if err := r.makeHandlers(); err != nil {
 				b.Fatal(err)
 			}
@@ -80,6 +83,13 @@ func BenchmarkReadLoop(b *testing.B) {
 		})
 	}
 }
+
+// releaseSink gives every unit's memory back at once, as the pipeline
+// does once a unit is written.
+type releaseSink struct{}
+
+func (releaseSink) Tracks([]*media.Track) error { return nil }
+func (releaseSink) Unit(u *media.Unit)          { u.Release() }
 
 // loopReader serves data over and over, frames frames in all (perLoop
 // frames a loop), then io.EOF.
