@@ -65,7 +65,8 @@ func (d *h264Depacketizer) push(p *rtpPacket) {
 				a.fragMore(p.seq, b[2:], end)
 			}
 		case h264.NALUTypeSTAPA:
-			d.aggregate(b[1:])
+			// Zero bytes after the last unit are padding (RFC 6184 5.7.1).
+			a.aggregate(b[1:], 1, true, func(n []byte) bool { return h264KeyType(n[0]) })
 		case h264.NALUTypeSTAPB, h264.NALUTypeMTAP16, h264.NALUTypeMTAP24, h264.NALUTypeFUB:
 			a.drop(errPacketType)
 		default:
@@ -77,41 +78,6 @@ func (d *h264Depacketizer) push(p *rtpPacket) {
 	}
 	if p.marker {
 		a.finish()
-	}
-}
-
-// aggregate adds the NAL units of a STAP-A payload (after its header).
-// Zero bytes after the last unit are padding.
-func (d *h264Depacketizer) aggregate(b []byte) {
-	a := &d.au
-	n := 0
-	for len(b) > 0 {
-		if len(b) < 2 {
-			a.drop(errAggregate)
-			return
-		}
-		size := int(binary.BigEndian.Uint16(b))
-		b = b[2:]
-		if size == 0 {
-			if n > 0 && allZero(b) {
-				return
-			}
-			a.drop(errAggregate)
-			return
-		}
-		if size > len(b) {
-			a.drop(errAggregate)
-			return
-		}
-		if h264KeyType(b[0]) {
-			a.markKey()
-		}
-		a.whole(b[:size])
-		b = b[size:]
-		n++
-	}
-	if n == 0 {
-		a.drop(errAggregate)
 	}
 }
 
@@ -151,7 +117,7 @@ func (d *h265Depacketizer) push(p *rtpPacket) {
 	} else {
 		switch typ := h265.NALUType((b[0] >> 1) & 0x3f); typ {
 		case h265.NALUType_AggregationUnit:
-			d.aggregate(b[2:])
+			a.aggregate(b[2:], 2, false, func(n []byte) bool { return h265KeyType(h265.NALUType((n[0] >> 1) & 0x3f)) })
 		case h265.NALUType_FragmentationUnit:
 			if len(b) < 3 {
 				a.drop(errPayloadShort)
@@ -181,10 +147,10 @@ func (d *h265Depacketizer) push(p *rtpPacket) {
 	}
 }
 
-// aggregate adds the NAL units of an aggregation packet (after its
-// payload header).
-func (d *h265Depacketizer) aggregate(b []byte) {
-	a := &d.au
+// aggregate adds the NAL units of an aggregation packet's payload (after
+// its header): each after its 16-bit size, of at least minSize bytes. With
+// padding, zero bytes after the last unit end it.
+func (a *auAssembler) aggregate(b []byte, minSize int, padding bool, isKey func([]byte) bool) {
 	n := 0
 	for len(b) > 0 {
 		if len(b) < 2 {
@@ -193,11 +159,14 @@ func (d *h265Depacketizer) aggregate(b []byte) {
 		}
 		size := int(binary.BigEndian.Uint16(b))
 		b = b[2:]
-		if size < 2 || size > len(b) {
+		if size == 0 && padding && n > 0 && allZero(b) {
+			return
+		}
+		if size < minSize || size > len(b) {
 			a.drop(errAggregate)
 			return
 		}
-		if h265KeyType(h265.NALUType((b[0] >> 1) & 0x3f)) {
+		if isKey(b[:size]) {
 			a.markKey()
 		}
 		a.whole(b[:size])

@@ -1,14 +1,11 @@
 package rtsp
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"testing"
-	"time"
 
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
-	"github.com/bluenviron/gortsplib/v4/pkg/description"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph264"
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph265"
@@ -61,18 +58,7 @@ func BenchmarkReadLoop(b *testing.B) {
 					loop = append(loop, fr...)
 				}
 			}
-			desc := &description.Session{Medias: []*description.Media{{Type: description.MediaTypeVideo, Formats: []format.Format{f}}}}
-			r, err := newReader(desc, false)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.sink = releaseSink{}
-			if err := r.makeHandlers(); err != nil {
-				b.Fatal(err)
-			}
-			s := &tcpSession{timeout: time.Second, userAgent: userAgent, nc: discardConn{}}
-			src := &loopReader{data: loop, frames: b.N, perLoop: len(clip.Units)}
-			s.br = bufio.NewReaderSize(src, sessionReadBuffer)
+			r, s := videoReader(b, f, releaseSink{}, &loopReader{data: loop, frames: b.N, perLoop: len(clip.Units)})
 			ps := &playState{stats: make([]rtpStats, 1)}
 			b.SetBytes(int64(len(loop) / len(clip.Units)))
 			b.ReportAllocs()

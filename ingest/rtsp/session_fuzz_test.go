@@ -3,6 +3,7 @@ package rtsp
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph264"
 
+	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/synth"
 )
 
@@ -22,6 +24,24 @@ func (discardConn) Write(b []byte) (int, error)      { return len(b), nil }
 func (discardConn) SetWriteDeadline(time.Time) error { return nil }
 func (discardConn) SetReadDeadline(time.Time) error  { return nil }
 func (discardConn) Close() error                     { return nil }
+
+// videoReader returns a reader of one video track of format f, handing
+// units to sink, and a session reading stream after PLAY (channel 0).
+func videoReader(t testing.TB, f format.Format, sink ingest.Sink, stream io.Reader) (*reader, *tcpSession) {
+	t.Helper()
+	desc := &description.Session{Medias: []*description.Media{{Type: description.MediaTypeVideo, Formats: []format.Format{f}}}}
+	r, err := newReader(desc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sink = sink
+	if err := r.makeHandlers(); err != nil {
+		t.Fatal(err)
+	}
+	s := &tcpSession{timeout: time.Second, userAgent: userAgent, nc: discardConn{}}
+	s.br = bufio.NewReaderSize(stream, sessionReadBuffer)
+	return r, s
+}
 
 // FuzzReadLoop: whatever a camera sends after PLAY (frames, responses,
 // requests, junk, cut anywhere), the read loop never panics and ends with
@@ -53,19 +73,7 @@ func FuzzReadLoop(f *testing.F) {
 	f.Add([]byte("OPTIONS * RTSP/1.0\r\nCSeq: 9\r\n\r\n$\x01\x00\x08\x80\xc8\x00\x01\x00\x00\x00\x01"))
 	f.Add([]byte("$\x00\xff\xff\x80"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		desc := &description.Session{Medias: []*description.Media{
-			{Type: description.MediaTypeVideo, Formats: []format.Format{&format.H264{PayloadTyp: 96, PacketizationMode: 1}}},
-		}}
-		r, err := newReader(desc, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.sink = nopSink{}
-		if err := r.makeHandlers(); err != nil {
-			t.Fatal(err)
-		}
-		s := &tcpSession{timeout: time.Second, userAgent: userAgent, nc: discardConn{}}
-		s.br = bufio.NewReaderSize(bytes.NewReader(data), sessionReadBuffer)
+		r, s := videoReader(t, &format.H264{PayloadTyp: 96, PacketizationMode: 1}, nopSink{}, bytes.NewReader(data))
 		ps := &playState{stats: make([]rtpStats, 1)}
 		if err := s.readLoop(r, []int{0}, ps); err == nil {
 			t.Fatal("read loop ended without an error")

@@ -467,17 +467,10 @@ func TestVideoTrackLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	gop := clip.GOP()
-	desc := &description.Session{Medias: []*description.Media{{Type: description.MediaTypeVideo, Formats: []format.Format{&format.H264{PayloadTyp: 96, PacketizationMode: 1}}}}}
-	r, err := newReader(desc, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sink := &unitSink{}
+	r, _ := videoReader(t, &format.H264{PayloadTyp: 96, PacketizationMode: 1}, sink, bytes.NewReader(nil))
 	errs := 0
-	r.sink, r.onDecodeError = sink, func(error) { errs++ }
-	if err := r.makeHandlers(); err != nil {
-		t.Fatal(err)
-	}
+	r.onDecodeError = func(error) { errs++ }
 	enc := &rtph264.Encoder{PayloadType: 96, PacketizationMode: 1, PayloadMaxSize: 300}
 	if err := enc.Init(); err != nil {
 		t.Fatal(err)
