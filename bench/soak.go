@@ -78,10 +78,16 @@ func (sp sampling) interval() time.Duration {
 }
 
 // sampleResources samples for d, handing each sample to each as it is
-// taken; nil when sp.every is 0. Each sample follows a collection that
-// returns free memory to the system (debug.FreeOSMemory), so the resident
-// set measures what the process keeps, not where the collector was in its
-// cycle: a leak shows as a trend, the collector's swings do not.
+// taken; nil when sp.every is 0. Each sample follows two collections, the
+// second returning free memory to the system (debug.FreeOSMemory), so the
+// resident set measures what the process keeps, not where the collector
+// was in its cycle nor what its pools cached: a sync.Pool keeps what it
+// held through one collection and lets it go at the next, so after one
+// collection the unit buffers pooled for reuse (media.Buffer, tens of MiB
+// with 100 cameras, more or less depending on the moment) were counted
+// when the recorder's own periodic collection had not just run, and not
+// when it had. A leak shows as a trend; the collector's swings and the
+// pools' filling do not.
 func sampleResources(ctx context.Context, sp sampling, d time.Duration, each func(Sample)) []Sample {
 	if sp.every <= 0 {
 		return nil
@@ -101,6 +107,7 @@ func sampleResources(ctx context.Context, sp sampling, d time.Duration, each fun
 	start := time.Now()
 	var out []Sample
 	take := func() {
+		runtime.GC()
 		debug.FreeOSMemory()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
