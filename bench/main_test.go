@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/synth"
 )
 
@@ -20,11 +23,19 @@ const (
 	envSynthCameras = "VIGIA_BENCH_TEST_CAMERAS"
 	envSynthCodec   = "VIGIA_BENCH_TEST_CODEC"
 	envSynthAudio   = "VIGIA_BENCH_TEST_AUDIO"
+
+	// The helper process standing in for `vigia nats`.
+	envNATSChild  = "VIGIA_BENCH_TEST_NATS"
+	envNATSListen = "VIGIA_BENCH_TEST_NATS_LISTEN"
+	envNATSDir    = "VIGIA_BENCH_TEST_NATS_DIR"
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envSynthChild) == "1" {
 		os.Exit(serveSynthChild())
+	}
+	if os.Getenv(envNATSChild) == "1" {
+		os.Exit(serveNATSChild())
 	}
 	os.Exit(m.Run())
 }
@@ -71,5 +82,28 @@ func testSynthCommand(ctx context.Context, cameras int, codec string, audio bool
 		envSynthCodec+"="+codec,
 		envSynthAudio+"="+strconv.FormatBool(audio),
 	)
+	return cmd, nil
+}
+
+// serveNATSChild does what `vigia nats` does: run the NATS server with the
+// buckets and streams of docs/nats.md, say so, run until SIGTERM.
+func serveNATSChild() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	b, err := bus.Open(ctx, bus.Options{Listen: os.Getenv(envNATSListen), StoreDir: os.Getenv(envNATSDir), Name: "bench-test-nats"}, zap.NewNop())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer b.Close()
+	fmt.Println("vigia nats running:", b.ClientURL())
+	<-ctx.Done()
+	return 0
+}
+
+// testNATSCommand starts the test binary as the NATS process.
+func testNATSCommand(listen, dir string) (*exec.Cmd, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envNATSChild+"=1", envNATSListen+"="+listen, envNATSDir+"="+dir)
 	return cmd, nil
 }

@@ -83,6 +83,19 @@ type Options struct {
 	// It defaults to "ffmpeg" from PATH.
 	FFmpeg string
 
+	// NATSProcess runs NATS as a process of its own, as the recorder nodes
+	// of a cluster use one, instead of embedded in the recorder: the
+	// recorder's figures then leave out the NATS server (its JetStream
+	// write caches grow with each stream's open block, up to the block
+	// size, docs/benchmarks.md), which is reported apart.
+	NATSProcess bool
+
+	// NATSCommand returns the command running the NATS server with
+	// NATSProcess: listening on listen, storing JetStream under dir, and
+	// printing "vigia nats running" once its streams exist.
+	// It defaults to SelfNATSCommand.
+	NATSCommand func(listen, dir string) (*exec.Cmd, error)
+
 	// MinIO is the MinIO server binary for the s3 backend.
 	// It defaults to MinIOPath().
 	MinIO string
@@ -152,6 +165,9 @@ func (o Options) withDefaults() Options {
 	if o.MinIO == "" {
 		o.MinIO = MinIOPath()
 	}
+	if o.NATSCommand == nil {
+		o.NATSCommand = SelfNATSCommand
+	}
 	if o.SynthCommand == nil {
 		o.SynthCommand = SelfSynthCommand
 	}
@@ -202,4 +218,13 @@ func SelfSynthCommand(ctx context.Context, cameras int, codec string, audio bool
 	}
 	return exec.CommandContext(ctx, exe, "synthcam", "--addr", "127.0.0.1:0",
 		"--cameras", fmt.Sprint(cameras), "--codec", codec, fmt.Sprintf("--audio=%t", audio)), nil
+}
+
+// SelfNATSCommand runs this executable's `nats` subcommand.
+func SelfNATSCommand(listen, dir string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	return exec.Command(exe, "nats", "--nats.listen", listen, "--nats.store_dir", dir, "--log.level", "warn"), nil
 }

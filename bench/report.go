@@ -27,6 +27,10 @@ type Report struct {
 	// Storage is the MinIO process of the s3 backend, nil for fs.
 	Storage *Usage `json:"storage,omitempty"`
 
+	// NATS is the NATS process with --nats-process, nil when NATS runs
+	// embedded in the recorder (and is counted in Vigia).
+	NATS *Usage `json:"nats,omitempty"`
+
 	// MachineCPU is the whole machine's CPU over the window, nil when it
 	// could not be read.
 	MachineCPU *MachineCPU `json:"machine_cpu,omitempty"`

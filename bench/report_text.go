@@ -73,6 +73,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Storage != nil {
 		p("minio process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.Storage.CPUPercent, r.Storage.RSSEndMiB)
 	}
+	if r.NATS != nil {
+		p("nats process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.NATS.CPUPercent, r.NATS.RSSEndMiB)
+	}
 	if m := r.MachineCPU; m != nil {
 		p("machine CPU", "%.1f %% of one core in all; kernel threads (writeback, journal) and other processes %.1f %% (%.3f %% per camera)",
 			m.CPUPercent, m.OtherCPUPercent, m.OtherCPUPercent/float64(max(r.Cameras, 1)))

@@ -30,6 +30,7 @@ type run struct {
 
 	synth  *synthProc
 	minio  *minio
+	nats   *natsProc
 	app    *app.App
 	ffmpeg []*ffmpegRecorder
 	col    *collector
@@ -44,6 +45,7 @@ type window struct {
 	self    time.Duration
 	synth   time.Duration
 	minio   time.Duration
+	nats    time.Duration
 	ffmpeg  []time.Duration // -1 when not readable
 }
 
@@ -87,6 +89,12 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	if o.Backend == "s3" {
 		r.progress("starting MinIO (%s)", o.MinIO)
 		if r.minio, err = startMinIO(ctx, o.MinIO, filepath.Join(r.dir, "minio")); err != nil {
+			return nil, err
+		}
+	}
+	if o.NATSProcess {
+		r.progress("starting NATS in a child process (vigia nats)")
+		if r.nats, err = startNATS(ctx, o, filepath.Join(r.dir, "nats")); err != nil {
 			return nil, err
 		}
 	}
@@ -174,6 +182,10 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		u := r.childUsage(r.minio.child, w1.minio-w0.minio, w1.at.Sub(w0.at))
 		rep.Storage = &u
 	}
+	if r.nats != nil {
+		u := r.childUsage(r.nats.child, w1.nats-w0.nats, w1.at.Sub(w0.at))
+		rep.NATS = &u
+	}
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
 	rep.MachineCPU = machineStats(w0, w1, rep)
 	rep.Imaging = imagingStats(im0, im1, im0Err, im1Err, rep.WindowS, o.Cameras)
@@ -216,6 +228,9 @@ func (r *run) startRecorder(ctx context.Context) error {
 	cfg.DataDir = filepath.Join(r.dir, "data")
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.NATS.Listen = "127.0.0.1:0"
+	if r.nats != nil {
+		cfg.NATS.URL = r.nats.url
+	}
 	cfg.Recording.SegmentDuration = config.Duration(r.o.Segment)
 	cfg.Motion.Enabled = r.o.Motion
 	if r.o.SpoolSync != "" {
@@ -284,6 +299,9 @@ func (r *run) sample() window {
 	w.synth, _ = procCPU(r.synth.pid())
 	if r.minio != nil {
 		w.minio, _ = procCPU(r.minio.pid())
+	}
+	if r.nats != nil {
+		w.nats, _ = procCPU(r.nats.pid())
 	}
 	for _, f := range r.ffmpeg {
 		c, err := procCPU(f.pid())
@@ -383,6 +401,9 @@ func (r *run) close() {
 	}
 	if r.minio != nil {
 		r.minio.stop(stopGrace)
+	}
+	if r.nats != nil {
+		r.nats.stop(stopGrace)
 	}
 }
 
@@ -505,6 +526,9 @@ func machineStats(w0, w1 window, rep *Report) *MachineCPU {
 	other := m.CPUPercent - rep.Vigia.CPUPercent - rep.Synth.CPUPercent
 	if rep.Storage != nil {
 		other -= rep.Storage.CPUPercent
+	}
+	if rep.NATS != nil {
+		other -= rep.NATS.CPUPercent
 	}
 	if rep.FFmpeg != nil {
 		other -= rep.FFmpeg.Usage.CPUPercent

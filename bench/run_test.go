@@ -91,12 +91,13 @@ func TestRunFSWithFFmpegSample(t *testing.T) {
 	}
 }
 
+// TestRunS3WithProfile runs with MinIO and with NATS as processes of their own.
 func TestRunS3WithProfile(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "cpu.pprof")
 	o := Options{
 		Cameras: 2, Duration: 3 * time.Second, Warmup: time.Second, Backend: "s3", Codec: "h264",
 		Segment: 2 * time.Second, CPUProfile: prof, Dir: t.TempDir(), Discard: true,
-		SynthCommand: testSynthCommand, Log: zaptest.NewLogger(t), Progress: testWriter{t},
+		NATSProcess: true, NATSCommand: testNATSCommand, SynthCommand: testSynthCommand, Log: zaptest.NewLogger(t), Progress: testWriter{t},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
@@ -107,6 +108,11 @@ func TestRunS3WithProfile(t *testing.T) {
 	checkCommon(t, rep, o)
 	if rep.Storage == nil || rep.Storage.CPUSeconds <= 0 || rep.Storage.RSSEndMiB <= 0 {
 		t.Errorf("minio usage not measured: %+v", rep.Storage)
+	}
+	// The recorder published its status and segment notices to the NATS
+	// process, so that process used some CPU.
+	if rep.NATS == nil || rep.NATS.CPUSeconds <= 0 || rep.NATS.RSSEndMiB <= 0 {
+		t.Errorf("nats process usage not measured: %+v", rep.NATS)
 	}
 	if rep.FFmpeg != nil {
 		t.Errorf("ffmpeg report with FFmpegSample 0: %+v", rep.FFmpeg)

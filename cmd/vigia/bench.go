@@ -34,6 +34,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.DurationVar(&o.Segment, "segment", o.Segment, "recording.segment_duration")
 	fs.IntVar(&o.FFmpegSample, "ffmpeg-sample", o.FFmpegSample, "cameras also recorded by FFmpeg for comparison (0 disables)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window to this file")
+	fs.BoolVar(&o.NATSProcess, "nats-process", o.NATSProcess, "run NATS as its own process (vigia nats), as for a cluster node, instead of embedded in the recorder; reported apart")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile taken at the end of the window to this file")
 	fs.StringVar(&o.Dir, "dir", "", "parent of the run's temporary directory (default: system temporary directory)")
 	maxGrowth := fs.Float64("max-growth", 0, "with --sample-every: exit non-zero when RSS, goroutines or open files grow faster than this many percent per hour (0: report only)")
