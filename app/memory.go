@@ -3,6 +3,8 @@ package app
 import (
 	"runtime/debug"
 	"time"
+
+	"github.com/vigia/vigia/thumbs/decoder"
 )
 
 // memoryRelease returns the memory the Go heap freed to the system every
@@ -10,7 +12,8 @@ import (
 // hands freed pages back slowly, so the resident set keeps the peak of the
 // minute (every camera cutting its segment and its thumbnail at once) long
 // after it passed. A forced collection of a heap that is mostly media
-// buffers costs a few milliseconds.
+// buffers costs a few milliseconds. The C side (libavcodec, through glibc's
+// malloc) is trimmed at the same time.
 type memoryRelease struct {
 	stop, done chan struct{}
 }
@@ -30,6 +33,7 @@ func startMemoryRelease(every time.Duration) *memoryRelease {
 				return
 			case <-t.C:
 				debug.FreeOSMemory()
+				decoder.ReleaseMemory()
 			}
 		}
 	}()

@@ -78,7 +78,7 @@ type RecordingConfig struct {
 	SpoolMaxBytes      Size     `yaml:"spool_max_bytes" default:"2GiB" doc:"Spool quota; past it the oldest spooled segments are dropped."`
 	SpoolSync          string   `yaml:"spool_sync" default:"group" doc:"How fragments are made durable: group (one syncfs of the spool's filesystem for every camera waiting at that moment; Linux, elsewhere file) or file (an fsync per camera and fragment, for a spool sharing its filesystem with other heavy writers)."`
 	UploadConcurrency  int      `yaml:"upload_concurrency" default:"4" doc:"Segments uploaded at the same time."`
-	ReleaseMemoryEvery Duration `yaml:"release_memory_every" default:"30s" doc:"How often a recorder hands the memory its Go heap freed back to the system (a forced collection); 0 leaves it to the Go runtime, which keeps the resident set near its recent peak."`
+	ReleaseMemoryEvery Duration `yaml:"release_memory_every" default:"30s" doc:"How often a recorder hands the memory its Go heap freed back to the system (a forced collection), and what C allocations (libavcodec) freed (malloc_trim); 0 leaves it to the Go runtime and glibc, which keep the resident set near its recent peak."`
 }
 
 // IngestConfig is the ingest section.

@@ -184,6 +184,17 @@ __attribute__((constructor)) static void vg_malloc_setup(void) {
 #endif
 }
 
+// vg_malloc_trim hands the free memory of glibc's arenas back to the system
+// (the pages of free chunks anywhere in a heap, not only at its top); 1 when
+// some was released.
+static int vg_malloc_trim(void) {
+#ifdef __GLIBC__
+	return malloc_trim(0);
+#else
+	return 0;
+#endif
+}
+
 // vg_malloc_arenas counts glibc's malloc arenas (the heaps malloc_info
 // lists); -1 where that cannot be told.
 static int vg_malloc_arenas(void) {
@@ -217,6 +228,14 @@ import (
 
 // mallocArenas is the number of glibc malloc arenas, or -1 when unknown.
 func mallocArenas() int { return int(C.vg_malloc_arenas()) }
+
+// ReleaseMemory hands the memory that C allocations (libavcodec's frames and
+// contexts) freed back to the system. glibc keeps freed chunks in its arenas
+// and returns only what is free at the top of a heap; decoders made and
+// closed for every thumbnail leave free chunks in the middle, so without
+// this the resident set keeps the arenas' high-water mark. It reports
+// whether any memory was released.
+func ReleaseMemory() bool { return C.vg_malloc_trim() != 0 }
 
 // Available reports whether this build can decode video.
 func Available() bool { return true }

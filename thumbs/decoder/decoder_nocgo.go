@@ -9,6 +9,9 @@ import (
 	"github.com/vigia/vigia/media"
 )
 
+// ReleaseMemory does nothing without cgo: there are no C allocations.
+func ReleaseMemory() bool { return false }
+
 // Available reports whether this build can decode video: false without cgo.
 func Available() bool { return false }
 
