@@ -85,7 +85,7 @@ bench: deps build
 SOAK_DURATION ?= 1h
 soak: deps build
 	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestStorageOutage|TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras'
-	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup 5m --sample-every 20s --flap 0.1 --discard --nats-process --ffmpeg-sample 0 --max-growth 1
+	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup 10m --sample-every 20s --flap 0.1 --discard --nats-process --ffmpeg-sample 0 --max-growth 1
 
 ## fuzz: run each fuzz target for a short while (FUZZTIME each, default 30s)
 FUZZTIME ?= 30s
