@@ -47,9 +47,21 @@ func TestRTMPPushMovesLease(t *testing.T) {
 	ctxB, stopB := context.WithCancel(context.Background())
 	defer stopB()
 	ffmpegPushCtx(t, ctxB, clip, rtmp.PushURL("127.0.0.1", portB, []byte(clusterSecret), "push1"))
+	// A segment of pb's own: pa may still cut one that starts just after
+	// the move while its publisher is being stopped.
 	waitFor(t, 30*time.Second, "push camera leased to node pb and recording there", func() bool {
-		_, ok := e.recordingSince("push1", moved)
-		return e.leases()["push1"] == "pb" && ok
+		if e.leases()["push1"] != "pb" {
+			return false
+		}
+		for _, s := range segments(t, e.st, "push1") {
+			if s.StartMs <= moved.UnixMilli() {
+				continue
+			}
+			if obj, err := e.st.Stat(context.Background(), s.Key); err == nil && obj.Metadata["node"] == "pb" {
+				return true
+			}
+		}
+		return false
 	})
 	segs := segments(t, e.st, "push1")
 	nodes := map[string]bool{}
