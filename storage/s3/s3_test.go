@@ -60,7 +60,7 @@ func TestChecksums(t *testing.T) {
 			got, err := io.ReadAll(rc)
 			_ = rc.Close()
 			if err != nil || !bytes.Equal(got, body[:n]) {
-				t.Fatalf("%s, %d bytes: read back %d bytes (%v), not what was put", sum, len(got), n, err)
+				t.Fatalf("%s, %d bytes: read back %d bytes (%v), not what was put", sum, n, len(got), err)
 			}
 		}
 	}
