@@ -70,6 +70,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("temporary directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	if o.MemProfile != "" && runtime.MemProfileRate == 0 {
+		// vigia runs with the memory profiler off (cmd/vigia); a heap
+		// profile needs it on from the start of the run.
+		runtime.MemProfileRate = defaultMemProfileRate
+	}
 	r := &run{o: o, dir: dir, col: newCollector(o.Segment)}
 	defer r.close()
 	return r.run(ctx, fps)
@@ -406,6 +411,9 @@ func (r *run) close() {
 		r.nats.stop(stopGrace)
 	}
 }
+
+// defaultMemProfileRate is the Go runtime's default runtime.MemProfileRate.
+const defaultMemProfileRate = 512 * 1024
 
 // startProfile starts a CPU profile into path when it is set; the returned
 // function stops it.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -91,12 +92,18 @@ func TestRunFSWithFFmpegSample(t *testing.T) {
 	}
 }
 
-// TestRunS3WithProfile runs with MinIO and with NATS as processes of their own.
+// TestRunS3WithProfile runs with MinIO and with NATS as processes of their
+// own, and takes CPU and heap profiles with the memory profiler off at the
+// start, as the vigia binary runs.
 func TestRunS3WithProfile(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	heap := filepath.Join(t.TempDir(), "heap.pprof")
+	rate := runtime.MemProfileRate
+	runtime.MemProfileRate = 0
+	t.Cleanup(func() { runtime.MemProfileRate = rate })
 	o := Options{
 		Cameras: 2, Duration: 3 * time.Second, Warmup: time.Second, Backend: "s3", Codec: "h264",
-		Segment: 2 * time.Second, CPUProfile: prof, Dir: t.TempDir(), Discard: true,
+		Segment: 2 * time.Second, CPUProfile: prof, MemProfile: heap, Dir: t.TempDir(), Discard: true,
 		NATSProcess: true, NATSCommand: testNATSCommand, SynthCommand: testSynthCommand, Log: zaptest.NewLogger(t), Progress: testWriter{t},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
@@ -119,6 +126,17 @@ func TestRunS3WithProfile(t *testing.T) {
 	}
 	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
 		t.Errorf("cpu profile %s not written: %v", prof, err)
+	}
+	for _, p := range []string{heap + ".start", heap} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("heap profile %s not written: %v", p, err)
+		}
+	}
+	if runtime.MemProfileRate != defaultMemProfileRate {
+		t.Errorf("MemProfileRate = %d after a run with a heap profile, want %d", runtime.MemProfileRate, defaultMemProfileRate)
+	}
+	if n, _ := runtime.MemProfile(nil, true); n == 0 {
+		t.Error("the heap profile holds no records: the memory profiler was not turned on")
 	}
 }
 
