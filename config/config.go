@@ -86,7 +86,7 @@ type IngestConfig struct {
 	ReadTimeout          Duration `yaml:"read_timeout" default:"10s" doc:"A camera that sends nothing for this long is disconnected and retried."`
 	ConnectRate          float64  `yaml:"connect_rate" default:"20" doc:"Connection attempts per second, all cameras together."`
 	AllowPrivateNetworks bool     `yaml:"allow_private_networks" default:"false" doc:"Allow camera URLs that resolve to loopback, private or link-local addresses."`
-	BackoffMax           Duration `yaml:"backoff_max" default:"60s" doc:"Longest wait between reconnection attempts of a camera; the wait starts at 1 s and doubles, with jitter."`
+	BackoffMax           Duration `yaml:"backoff_max" default:"60s" doc:"Longest wait between reconnection attempts of a camera; the wait starts at 1 s and doubles with each attempt that brings no media, with jitter, and starts again at 1 s after a connection that brought media or lasted 60 s."`
 	PermanentRetry       Duration `yaml:"permanent_retry" default:"5m" doc:"Wait before retrying a camera that failed permanently (bad credentials, unknown stream, unsupported codec)."`
 	DefaultTransport     string   `yaml:"default_transport" default:"tcp" doc:"RTSP transport for cameras that do not set one: tcp, udp or auto."`
 }

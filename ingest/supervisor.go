@@ -37,6 +37,10 @@ type SupervisorConfig struct {
 	// OnAttempt is called before each connection attempt. Optional.
 	OnAttempt func()
 
+	// OnRetry is called with the wait before each retry that follows a
+	// failure that is not permanent. Optional.
+	OnRetry func(wait time.Duration)
+
 	// Limiter caps connection attempts across all cameras. Optional.
 	Limiter *rate.Limiter
 
@@ -45,8 +49,10 @@ type SupervisorConfig struct {
 	// seconds.
 	BackoffMin, BackoffMax time.Duration
 
-	// StableAfter resets the backoff once a run lasted this long. It
-	// defaults to 60 seconds.
+	// StableAfter resets the backoff once a run lasted this long, media
+	// or not. It defaults to 60 seconds. A run that delivered media resets
+	// it too, however short: a camera that streamed and dropped is retried
+	// at once, and only attempts that bring nothing make the wait grow.
 	StableAfter time.Duration
 
 	// PermanentRetry is the delay after a permanent failure. It defaults to
@@ -114,11 +120,11 @@ func (s *Supervisor) Run(ctx context.Context) {
 			s.cfg.OnAttempt()
 		}
 		start := time.Now()
-		err := s.runOnce(ctx)
+		delivered, err := s.runOnce(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if time.Since(start) >= s.cfg.StableAfter {
+		if delivered || time.Since(start) >= s.cfg.StableAfter {
 			backoff = s.cfg.BackoffMin
 		}
 		var wait time.Duration
@@ -142,6 +148,9 @@ func (s *Supervisor) Run(ctx context.Context) {
 			if backoff > s.cfg.BackoffMax {
 				backoff = s.cfg.BackoffMax
 			}
+			if s.cfg.OnRetry != nil {
+				s.cfg.OnRetry(wait)
+			}
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -153,8 +162,13 @@ func (s *Supervisor) Run(ctx context.Context) {
 	}
 }
 
-// runOnce runs one attempt, turning a panic into an error.
-func (s *Supervisor) runOnce(ctx context.Context) (err error) {
+// runOnce runs one attempt, turning a panic into an error; delivered
+// reports whether the attempt brought media.
+func (s *Supervisor) runOnce(ctx context.Context) (delivered bool, err error) {
+	sink := &onlineSink{Sink: s.cfg.Sink, online: func() {
+		s.wasOnline.Store(true)
+		s.setStatus(status.Online, nil)
+	}}
 	defer func() {
 		if v := recover(); v != nil {
 			s.cfg.Log.Error("camera source panicked, restarting it",
@@ -167,7 +181,7 @@ func (s *Supervisor) runOnce(ctx context.Context) (err error) {
 	}()
 	src, err := s.cfg.NewSource()
 	if err != nil {
-		return err
+		return false, err
 	}
 	// CONECTANDO is reported while a camera has not yet delivered media; a
 	// camera that was online stays OFFLINE while it is retried, and so does
@@ -179,15 +193,11 @@ func (s *Supervisor) runOnce(ctx context.Context) (err error) {
 			s.setStatus(status.Connecting, nil)
 		}
 	}
-	sink := &onlineSink{Sink: s.cfg.Sink, online: func() {
-		s.wasOnline.Store(true)
-		s.setStatus(status.Online, nil)
-	}}
 	err = src.Run(ctx, sink)
 	if err == nil {
 		err = errors.New("source ended")
 	}
-	return err
+	return sink.seen.Load(), err
 }
 
 // onlineSink reports ONLINE at the first unit of a run.

@@ -133,3 +133,64 @@ func TestSupervisorPassiveSourceWaitsOffline(t *testing.T) {
 		t.Errorf("OFFLINE after the drop: reason %v, want the drop", errs[2])
 	}
 }
+
+// The wait before a retry doubles with each attempt that brings nothing
+// and starts again from BackoffMin after one that delivered media, however
+// short: a camera that drops every few seconds is not left waiting for
+// BackoffMax while it is up.
+func TestSupervisorBackoffResetsAfterMedia(t *testing.T) {
+	const base0 = 10 * time.Millisecond
+	fail := errors.New("connection refused")
+	drop := errors.New("connection reset")
+	sources := []Source{
+		&fakeSource{after: time.Millisecond, err: fail}, // waits about 1×, 2×, 4×, 8× base0
+		&fakeSource{after: time.Millisecond, err: fail},
+		&fakeSource{after: time.Millisecond, err: fail},
+		&fakeSource{after: time.Millisecond, err: fail},
+		&fakeSource{sendUnit: true, after: time.Millisecond, err: drop}, // streamed, then dropped: 1× again
+		&fakeSource{after: time.Millisecond, err: fail},                 // 2×
+		&fakeSource{},
+	}
+	var mu sync.Mutex
+	var waits []time.Duration
+	n := 0
+	sup := NewSupervisor(SupervisorConfig{
+		Camera: "c",
+		NewSource: func() (Source, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			s := sources[min(n, len(sources)-1)]
+			n++
+			return s, nil
+		},
+		Sink:       nopSink{},
+		OnRetry:    func(w time.Duration) { mu.Lock(); waits = append(waits, w); mu.Unlock() },
+		BackoffMin: base0,
+		BackoffMax: time.Second,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); sup.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		k := len(waits)
+		mu.Unlock()
+		if k >= 6 {
+			break
+		}
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if len(waits) < 6 {
+		t.Fatalf("%d retries, want 6", len(waits))
+	}
+	// Each wait is its base plus up to half of it in jitter.
+	bases := []time.Duration{base0, 2 * base0, 4 * base0, 8 * base0, base0, 2 * base0}
+	for i, base := range bases {
+		if waits[i] < base || waits[i] > base+base/2 {
+			t.Errorf("wait %d = %v, want %v to %v (waits %v)", i+1, waits[i], base, base+base/2, waits)
+		}
+	}
+}
