@@ -24,6 +24,9 @@ type camera struct {
 	supDone chan struct{}
 	pipe    *pipeline
 	pipDone chan struct{}
+	// w is the camera's segment writer, owned by the pipeline until
+	// pipDone is closed.
+	w *segmenter.Writer
 
 	mu sync.Mutex
 	st status.Status
@@ -56,9 +59,11 @@ func newCamera(r *Recorder, spec ingest.Camera, drv ingest.Driver) *camera {
 		SegmentDuration:  r.cfg.SegmentDuration,
 		FragmentDuration: r.cfg.FragmentDuration,
 		Spool:            r.cfg.Spool,
+		NotBefore:        r.takeEnd(spec.ID),
 		OnDrop:           c.dropped,
 		Log:              c.log,
 	})
+	c.w = w
 	c.pipe = newPipeline(ctx, c, r.cfg.QueueSize, w)
 	for _, f := range r.cfg.Consumers {
 		if cons := f(spec.ID); cons != nil {
@@ -96,6 +101,7 @@ func (c *camera) stop() {
 	<-c.supDone
 	close(c.pipe.ch)
 	<-c.pipDone
+	c.r.noteEnd(c.spec.ID, c.w.LastEnd())
 }
 
 func (c *camera) dropped(reason string) {

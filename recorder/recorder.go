@@ -70,6 +70,42 @@ type Recorder struct {
 	mu     sync.Mutex
 	cams   map[string]*camera
 	closed bool
+	// ends holds, for cameras stopped on this node, the end of their last
+	// segment, so that the camera started again (fencing, a handover back)
+	// never starts a segment before it: a new run's wall-clock anchor is
+	// the node's clock at its first frame, and the last run's may have been
+	// taken late on a loaded machine. Entries older than endsKeep go.
+	ends map[string]time.Time
+}
+
+// endsKeep is how long the end of a stopped camera's last segment is kept.
+const endsKeep = 10 * time.Minute
+
+// noteEnd records the end of a stopped camera's last segment.
+func (r *Recorder) noteEnd(id string, end time.Time) {
+	if end.IsZero() {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ends == nil {
+		r.ends = map[string]time.Time{}
+	}
+	r.ends[id] = end
+	for k, e := range r.ends {
+		if time.Since(e) > endsKeep {
+			delete(r.ends, k)
+		}
+	}
+}
+
+// takeEnd returns and forgets the end noted for a camera.
+func (r *Recorder) takeEnd(id string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.ends[id]
+	delete(r.ends, id)
+	return e
 }
 
 // New returns a Recorder.

@@ -34,6 +34,11 @@ type WriterConfig struct {
 	// Spool receives the segment files.
 	Spool *Spool
 
+	// NotBefore is the end of the camera's last segment written before
+	// this Writer (the camera ran on this node, stopped and started again):
+	// no segment starts before it, as within one Writer. Zero: none.
+	NotBefore time.Time
+
 	// OnDrop is called for units dropped before a segment can start (no
 	// keyframe yet, no parameter sets) or after a write error. Optional.
 	OnDrop func(reason string)
@@ -101,8 +106,12 @@ func NewWriter(cfg WriterConfig) *Writer {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Writer{cfg: cfg, videoIdx: -1, audioIdx: -1}
+	return &Writer{cfg: cfg, videoIdx: -1, audioIdx: -1, lastEnd: cfg.NotBefore}
 }
+
+// LastEnd returns the end of the last segment finished, or NotBefore when
+// none was.
+func (w *Writer) LastEnd() time.Time { return w.lastEnd }
 
 // SetTracks starts a new run of the source with these tracks. Any open
 // segment is closed: a new run is a discontinuity.

@@ -212,3 +212,49 @@ func TestWriterSegments(t *testing.T) {
 		})
 	}
 }
+
+// A camera stopped and started again on the node gets a new Writer whose
+// first frame may carry a wall-clock time before the end of the last run's
+// segment (that run's anchor was taken late): with NotBefore, the new
+// segment starts at that end, not before it.
+func TestWriterNotBeforeAcrossWriters(t *testing.T) {
+	clip := makeClip(t, media.H264, 4, 25, 25, false)
+	ds := &dirStore{dir: t.TempDir()}
+	sp := newTestSpool(t, t.TempDir(), ds)
+	base := time.UnixMilli(1_700_000_000_000)
+	run := func(notBefore, at time.Time) time.Time {
+		w := NewWriter(WriterConfig{Camera: "cam1", SegmentDuration: 3 * time.Second, FragmentDuration: time.Second, Spool: sp, NotBefore: notBefore, Log: zaptest.NewLogger(t)})
+		if err := w.SetTracks(clip.tracks()); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range clip.units(25*2, at) { // 2 s
+			if err := w.WriteUnit(u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		return w.LastEnd()
+	}
+	end := run(time.Time{}, base)
+	if want := base.Add(2 * time.Second); end.Before(want.Add(-40*time.Millisecond)) || end.After(want) {
+		t.Fatalf("first run ends at %v, want about %v", end, want)
+	}
+	// The second run's first frame is stamped 75 ms before the first run's end.
+	end2 := run(end, end.Add(-75*time.Millisecond))
+	drain(t, sp)
+	segs := ds.stored()
+	if len(segs) != 2 {
+		t.Fatalf("got %d segments, want 2", len(segs))
+	}
+	if !segs[1].Start.Equal(segs[0].End()) {
+		t.Errorf("second run starts at %v, first ended at %v: want the second to start at the first's end", segs[1].Start, segs[0].End())
+	}
+	if !end2.Equal(segs[1].End()) {
+		t.Errorf("LastEnd %v, last segment ends %v", end2, segs[1].End())
+	}
+	// Without NotBefore the second run would have overlapped: the check
+	// above can fail.
+	if !end.Add(-75 * time.Millisecond).Before(segs[0].End()) {
+		t.Fatal("test setup: the second run's stamp is not before the first's end")
+	}
+}
