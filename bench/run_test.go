@@ -116,9 +116,10 @@ func TestRunS3WithProfile(t *testing.T) {
 	if rep.Storage == nil || rep.Storage.CPUSeconds <= 0 || rep.Storage.RSSEndMiB <= 0 {
 		t.Errorf("minio usage not measured: %+v", rep.Storage)
 	}
-	// The recorder published its status and segment notices to the NATS
-	// process, so that process used some CPU.
-	if rep.NATS == nil || rep.NATS.CPUSeconds <= 0 || rep.NATS.RSSEndMiB <= 0 {
+	// The NATS process was measured. Its CPU time is not checked: 2
+	// cameras' notices over 3 s can take less than the 10 ms clock tick
+	// the kernel counts in, and read zero.
+	if rep.NATS == nil || rep.NATS.RSSEndMiB <= 0 {
 		t.Errorf("nats process usage not measured: %+v", rep.NATS)
 	}
 	if rep.FFmpeg != nil {
