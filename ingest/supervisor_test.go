@@ -66,39 +66,46 @@ func (l *statusLog) get() ([]status.Code, []error) {
 	return append([]status.Code(nil), l.codes...), append([]error(nil), l.errs...)
 }
 
+// sequence returns a NewSource that hands out the sources one per attempt,
+// the last one repeating.
+func sequence(sources ...Source) func() (Source, error) {
+	var mu sync.Mutex
+	n := 0
+	return func() (Source, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		s := sources[min(n, len(sources)-1)]
+		n++
+		return s, nil
+	}
+}
+
+// runUntil runs sup until done reports true (or 10 s passed), then stops it.
+func runUntil(sup *Supervisor, done func() bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); sup.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); !done() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-stopped
+}
+
 // runSupervisor runs a supervisor over the sources, one per attempt (the
 // last one repeats), until want statuses were reported.
 func runSupervisor(t *testing.T, want int, sources ...Source) ([]status.Code, []error) {
 	t.Helper()
 	var log statusLog
-	var mu sync.Mutex
-	n := 0
 	sup := NewSupervisor(SupervisorConfig{
-		Camera: "c",
-		NewSource: func() (Source, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			s := sources[min(n, len(sources)-1)]
-			n++
-			return s, nil
-		},
+		Camera:     "c",
+		NewSource:  sequence(sources...),
 		Sink:       nopSink{},
 		OnStatus:   log.add,
 		BackoffMin: 10 * time.Millisecond,
 		BackoffMax: 20 * time.Millisecond,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); sup.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if codes, _ := log.get(); len(codes) >= want || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	<-done
+	runUntil(sup, func() bool { codes, _ := log.get(); return len(codes) >= want })
 	return log.get()
 }
 
@@ -153,34 +160,15 @@ func TestSupervisorBackoffResetsAfterMedia(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var waits []time.Duration
-	n := 0
 	sup := NewSupervisor(SupervisorConfig{
-		Camera: "c",
-		NewSource: func() (Source, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			s := sources[min(n, len(sources)-1)]
-			n++
-			return s, nil
-		},
+		Camera:     "c",
+		NewSource:  sequence(sources...),
 		Sink:       nopSink{},
 		OnRetry:    func(w time.Duration) { mu.Lock(); waits = append(waits, w); mu.Unlock() },
 		BackoffMin: base0,
 		BackoffMax: time.Second,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); sup.Run(ctx) }()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		mu.Lock()
-		k := len(waits)
-		mu.Unlock()
-		if k >= 6 {
-			break
-		}
-	}
-	cancel()
-	<-done
+	runUntil(sup, func() bool { mu.Lock(); defer mu.Unlock(); return len(waits) >= 6 })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(waits) < 6 {
