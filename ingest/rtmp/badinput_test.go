@@ -2,7 +2,6 @@ package rtmp
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -101,13 +100,7 @@ func TestServerBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _, errs := startServer(t, zap.NewNop())
-			src := NewPushSource(s, ingest.Camera{ID: "cam"})
-			runSource(t, func(ctx context.Context) error { return src.Run(ctx, &collector{}) })
-			waitFor(t, 5*time.Second, "push slot", func() bool {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				return s.slots["cam"] != nil
-			})
+			runPush(t, s, ingest.Camera{ID: "cam"}, &collector{})
 			tc.run(t, s)
 			waitFor(t, 5*time.Second, "error counted", func() bool { return len(errs.list()) > 0 })
 			if got := errs.list(); got[0] != tc.want {

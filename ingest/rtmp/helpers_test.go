@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
 )
 
@@ -90,4 +91,18 @@ func runSource(t *testing.T, run func(ctx context.Context) error) (context.Cance
 		<-finished
 	})
 	return cancel, done
+}
+
+// runPush runs cam's push source on s into sink until the test ends and
+// returns once the camera is registered on s, so that a publisher that
+// connects next is taken rather than refused as not recorded here.
+func runPush(t *testing.T, s *Server, cam ingest.Camera, sink ingest.Sink) {
+	t.Helper()
+	src := NewPushSource(s, cam)
+	runSource(t, func(ctx context.Context) error { return src.Run(ctx, sink) })
+	waitFor(t, 5*time.Second, "push slot of "+cam.ID, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.slots[cam.ID] != nil
+	})
 }

@@ -108,8 +108,7 @@ func TestPushSynthCodecs(t *testing.T) {
 			t.Parallel()
 			s, _, _ := startServer(t, zap.NewNop())
 			col := &collector{}
-			src := NewPushSource(s, ingest.Camera{ID: "cam", Sound: true})
-			runSource(t, func(ctx context.Context) error { return src.Run(ctx, col) })
+			runPush(t, s, ingest.Camera{ID: "cam", Sound: true}, col)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go func() { _ = synth.PublishRTMP(ctx, pushURL(s, "cam"), tc.spec) }()
@@ -134,8 +133,7 @@ func TestPushSoundOff(t *testing.T) {
 	t.Parallel()
 	s, _, _ := startServer(t, zap.NewNop())
 	col := &collector{}
-	src := NewPushSource(s, ingest.Camera{ID: "mute", Sound: false})
-	runSource(t, func(ctx context.Context) error { return src.Run(ctx, col) })
+	runPush(t, s, ingest.Camera{ID: "mute", Sound: false}, col)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = synth.PublishRTMP(ctx, pushURL(s, "mute"), synth.RTMPStreamSpec{Audio: true}) }()
@@ -150,8 +148,7 @@ func TestPushWrongKeyRefused(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	s, ref, _ := startServer(t, zap.New(core))
 	col := &collector{}
-	src := NewPushSource(s, ingest.Camera{ID: "cam1", Sound: true})
-	runSource(t, func(ctx context.Context) error { return src.Run(ctx, col) })
+	runPush(t, s, ingest.Camera{ID: "cam1", Sound: true}, col)
 	other := PushKey(testSecret, "cam2")
 	bad := strings.Replace(pushURL(s, "cam1"), "key="+PushKey(testSecret, "cam1"), "key="+other, 1)
 	noKey, _, _ := strings.Cut(bad, "?")
@@ -183,8 +180,7 @@ func TestPushSecondPublisherReplaces(t *testing.T) {
 	t.Parallel()
 	s, _, _ := startServer(t, zap.NewNop())
 	col := &collector{}
-	src := NewPushSource(s, ingest.Camera{ID: "cam"})
-	runSource(t, func(ctx context.Context) error { return src.Run(ctx, col) })
+	runPush(t, s, ingest.Camera{ID: "cam"}, col)
 	first := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -237,8 +233,7 @@ func TestPushFFmpeg(t *testing.T) {
 	t.Parallel()
 	s, _, _ := startServer(t, zap.NewNop())
 	col := &collector{}
-	src := NewPushSource(s, ingest.Camera{ID: "ff", Sound: true})
-	runSource(t, func(ctx context.Context) error { return src.Run(ctx, col) })
+	runPush(t, s, ingest.Camera{ID: "ff", Sound: true}, col)
 	clip := fixtureMP4(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
