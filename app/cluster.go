@@ -29,7 +29,7 @@ func (a *App) startCluster(ctx context.Context) error {
 		LiveURL: a.URL(),
 		Bus:     a.bus,
 		Start:   a.startCamera,
-		Stop:    a.rec.Remove,
+		Stop:    a.stopCamera,
 		Load:    func() int { return len(a.rec.Cameras()) },
 		Log:     a.log.With(zap.String("component", "cluster")),
 	})
@@ -78,8 +78,44 @@ func (a *App) registerStatic(ctx context.Context, c ingest.Camera) error {
 	return err
 }
 
+// endTimeout bounds the read and the write of a camera's last segment end
+// in BucketSegmentEnds; startCamera runs in the cluster loop.
+const endTimeout = 500 * time.Millisecond
+
+// stopCamera stops a camera this node releases or loses, then stores the
+// end of its last segment, before the lease goes, for the node that records
+// it next (docs/cluster.md, Handover).
+func (a *App) stopCamera(id string) {
+	a.rec.Remove(id)
+	end := a.rec.LastEnd(id)
+	if end.IsZero() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	defer cancel()
+	if err := a.bus.PutSegmentEnd(ctx, id, bus.SegmentEnd{EndMs: end.UnixMilli(), Node: a.cfg.NodeID}); err != nil {
+		a.log.Warn("last segment end not stored", zap.String("camera", id), zap.Error(err))
+	}
+}
+
+// noteEnd reads the end of camera id's last segment on the node that held
+// it before, so that this node starts no segment before it.
+func (a *App) noteEnd(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	defer cancel()
+	e, ok, err := a.bus.GetSegmentEnd(ctx, id)
+	if err != nil {
+		a.log.Warn("last segment end not read", zap.String("camera", id), zap.Error(err))
+		return
+	}
+	if ok {
+		a.rec.NoteEnd(id, time.UnixMilli(e.EndMs))
+	}
+}
+
 // startCamera records a camera whose lease this node took.
 func (a *App) startCamera(c camera.Config) error {
+	a.noteEnd(c.ID)
 	if u, ok, err := a.pushOrP2PURL(c); ok {
 		if err != nil {
 			return err

@@ -51,6 +51,7 @@ func TestTopology(t *testing.T) {
 		{BucketCameraStatus, 1, 0},
 		{BucketNodes, 1, NodeTTL},
 		{BucketAssign, 1, 0},
+		{BucketSegmentEnds, 1, SegmentEndsTTL},
 	}
 	for _, tt := range buckets {
 		t.Run("bucket "+tt.name, func(t *testing.T) {

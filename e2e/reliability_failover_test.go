@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigia/vigia/storage"
 )
 
 // TestNodeKilledWith50Cameras: two recorder processes share 100 cameras;
@@ -100,6 +103,31 @@ func TestNodeKilledWith50Cameras(t *testing.T) {
 			[2]int64{restartAt.UnixMilli(), time.Now().UnixMilli()})
 		if i%25 == 0 {
 			auditSegments(t, e.st, segs, "h264")
+		}
+		explainOverlaps(t, e.st, segs, map[string]time.Time{"kill": killedAt, "restart": restartAt})
+	}
+}
+
+// explainOverlaps logs, for each segment that overlaps the one before it,
+// which node wrote each of the two (metadata "node"), whether either was
+// recovered from a spool, and where they lie against the test's events.
+func explainOverlaps(t *testing.T, st storage.Store, segs []stored, events map[string]time.Time) {
+	t.Helper()
+	for i := 1; i < len(segs); i++ {
+		if segs[i].StartMs-segs[i-1].EndMs() >= -1 {
+			continue
+		}
+		for _, s := range segs[i-1 : i+1] {
+			obj, err := st.Stat(context.Background(), s.Key)
+			if err != nil {
+				t.Logf("%s: %v", s.Key, err)
+				continue
+			}
+			at := ""
+			for name, ev := range events {
+				at += fmt.Sprintf(" %s%+dms", name, s.StartMs-ev.UnixMilli())
+			}
+			t.Logf("overlap: %s node=%s recovered=%s frames=%s start vs%s", s.Key, obj.Metadata["node"], obj.Metadata["recovered"], obj.Metadata["frames"], at)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func (c *camera) stop() {
 	<-c.supDone
 	close(c.pipe.ch)
 	<-c.pipDone
-	c.r.noteEnd(c.spec.ID, c.w.LastEnd())
+	c.r.NoteEnd(c.spec.ID, c.w.LastEnd())
 }
 
 func (c *camera) dropped(reason string) {

@@ -81,8 +81,11 @@ type Recorder struct {
 // endsKeep is how long the end of a stopped camera's last segment is kept.
 const endsKeep = 10 * time.Minute
 
-// noteEnd records the end of a stopped camera's last segment.
-func (r *Recorder) noteEnd(id string, end time.Time) {
+// NoteEnd records end as the end of a camera's last segment, unless a
+// later one is noted: the camera's next start on this node begins no
+// segment before it. A node taking the camera over from another notes the
+// other's last end here before Add.
+func (r *Recorder) NoteEnd(id string, end time.Time) {
 	if end.IsZero() {
 		return
 	}
@@ -91,12 +94,22 @@ func (r *Recorder) noteEnd(id string, end time.Time) {
 	if r.ends == nil {
 		r.ends = map[string]time.Time{}
 	}
-	r.ends[id] = end
+	if end.After(r.ends[id]) {
+		r.ends[id] = end
+	}
 	for k, e := range r.ends {
 		if time.Since(e) > endsKeep {
 			delete(r.ends, k)
 		}
 	}
+}
+
+// LastEnd returns the end noted for a camera not running here (zero if
+// none): the end of its last segment once Remove has returned.
+func (r *Recorder) LastEnd(id string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ends[id]
 }
 
 // takeEnd returns and forgets the end noted for a camera.
