@@ -98,6 +98,12 @@ func (a *App) stopCamera(id string) {
 	}
 }
 
+// maxEndAhead is how far ahead of this node's clock another node's last
+// segment end may lie. A late anchor puts it a few seconds ahead at most;
+// more is a clock out of step, and following it would shift this node's
+// recording of the camera by as much.
+const maxEndAhead = 10 * time.Second
+
 // noteEnd reads the end of camera id's last segment on the node that held
 // it before, so that this node starts no segment before it.
 func (a *App) noteEnd(id string) {
@@ -108,9 +114,16 @@ func (a *App) noteEnd(id string) {
 		a.log.Warn("last segment end not read", zap.String("camera", id), zap.Error(err))
 		return
 	}
-	if ok {
-		a.rec.NoteEnd(id, time.UnixMilli(e.EndMs))
+	if !ok {
+		return
 	}
+	end := time.UnixMilli(e.EndMs)
+	if ahead := time.Until(end); ahead > maxEndAhead {
+		a.log.Warn("last segment end ignored: too far ahead of this node's clock",
+			zap.String("camera", id), zap.String("from_node", e.Node), zap.Duration("ahead", ahead))
+		return
+	}
+	a.rec.NoteEnd(id, end)
 }
 
 // startCamera records a camera whose lease this node took.

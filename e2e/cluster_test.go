@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -97,6 +98,11 @@ func (e *clusterEnv) nodeWith(id, extra string) *exec.Cmd {
 	f := filepath.Join(dir, "vigia.yaml")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		e.t.Fatal(err)
+	}
+	if !strings.Contains(extra, "rtmp:") {
+		// The push server of a cluster node listens from the start: on
+		// loopback, on a free port, unless the test picks one.
+		extra = "rtmp: {addr: \"127.0.0.1:0\"}\n" + extra
 	}
 	yaml := fmt.Sprintf(`node_id: %s
 data_dir: %s
