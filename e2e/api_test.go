@@ -126,6 +126,7 @@ func TestAPISpecCalls(t *testing.T) {
 	c.NodeID = "api-node"
 	c.HTTP.Addr = "127.0.0.1:0"
 	c.NATS.Listen = "127.0.0.1:0"
+	c.RTMP.Addr = "127.0.0.1:0"
 	c.OperatorToken = apiOperator
 	c.Ingest.AllowPrivateNetworks = true
 	c.Recording.SegmentDuration = config.Duration(2 * time.Second)

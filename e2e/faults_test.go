@@ -100,6 +100,7 @@ func TestRecorderKilled(t *testing.T) {
 	yaml := fmt.Sprintf(`data_dir: %s
 http: {addr: "127.0.0.1:0"}
 nats: {listen: "127.0.0.1:0"}
+rtmp: {addr: "127.0.0.1:0"}
 storage: {backend: s3, endpoint: %q, bucket: %q, access_key: %q, secret_key: %q}
 recording: {segment_duration: 6s, fragment_duration: 1s}
 cameras:

@@ -55,6 +55,7 @@ func s3Config(t *testing.T, m *testenv.MinIOServer) *config.Config {
 	c.NodeID = "node-test"
 	c.HTTP.Addr = "127.0.0.1:0"
 	c.NATS.Listen = "127.0.0.1:0"
+	c.RTMP.Addr = "127.0.0.1:0"
 	c.Storage.Backend = "s3"
 	c.Storage.Endpoint = m.Endpoint
 	c.Storage.AccessKey = m.AccessKey

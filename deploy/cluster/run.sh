@@ -148,6 +148,7 @@ node_id: $1
 data_dir: $CLUSTER_DIR/$1
 log: {level: info, format: json}
 http: {addr: "127.0.0.1:$2"}
+rtmp: {addr: "127.0.0.1:0"}
 nats: {url: "$NATS_URL"}
 storage:
   backend: s3
