@@ -26,10 +26,15 @@ type SegmentEnd struct {
 	Node string `json:"node"`
 }
 
-// PutSegmentEnd stores e as camera's last segment end.
+// PutSegmentEnd stores e as camera's last segment end. It fails fast with
+// ErrNotConnected while NATS is unreachable (a node fenced by an outage
+// stops all its cameras at once).
 func (b *Bus) PutSegmentEnd(ctx context.Context, camera string, e SegmentEnd) error {
 	if err := ValidateCamera(camera); err != nil {
 		return fmt.Errorf("put segment end: %w", err)
+	}
+	if err := b.usable(); err != nil {
+		return fmt.Errorf("put segment end of %s: %w", camera, err)
 	}
 	kv, err := b.bucket(BucketSegmentEnds)
 	if err != nil {
