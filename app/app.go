@@ -167,8 +167,8 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 			}
 		} else {
 			for _, c := range a.static {
-				if err = a.rec.Add(c); err != nil {
-					return a, fmt.Errorf("camera %s: %w", c.ID, err)
+				if err = a.RecordCamera(c); err != nil {
+					return a, err
 				}
 			}
 		}
@@ -237,6 +237,8 @@ func (a *App) startRecorder() error {
 		NodeID:  cfg.NodeID,
 		Spool:   a.spool,
 		Drivers: a.ingestDrivers(decodeErr),
+		Resolve: a.resolveCamera,
+		Ends:    natsEnds{bus: a.bus, node: cfg.NodeID},
 		Source: ingest.SourceConfig{
 			ReadTimeout:          time.Duration(cfg.Ingest.ReadTimeout),
 			DefaultTransport:     cfg.Ingest.DefaultTransport,

@@ -114,7 +114,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	cameras := make([]string, o.Cameras)
 	for i, url := range r.synth.urls {
 		cameras[i] = fmt.Sprintf("cam-%d", i+1)
-		if err := r.app.Recorder().Add(ingest.Camera{ID: cameras[i], URL: url, Sound: o.Audio, Trusted: true}); err != nil {
+		if err := r.app.RecordCamera(ingest.Camera{ID: cameras[i], URL: url, Sound: o.Audio, Trusted: true}); err != nil {
 			return nil, fmt.Errorf("add camera %s: %w", cameras[i], err)
 		}
 	}

@@ -3,20 +3,29 @@
 // "assign", camera configuration in "cameras" (docs/cluster.md).
 //
 // Each camera goes to the live node that wins rendezvous hashing weighted by
-// capacity. A node records a camera only while it holds the camera's lease,
-// taken by create or compare-and-set, renewed every RenewInterval. A node
-// that cannot renew for FenceAfter stops writing the camera, before anyone
-// can take the lease (LeaseTTL without an observed renewal).
+// capacity, among the nodes with room for it. A node records a camera only
+// while it holds the camera's lease, taken by create or compare-and-set,
+// renewed every RenewInterval. A node that cannot renew for FenceAfter
+// stops the camera, before anyone can take the lease (LeaseTTL without an
+// observed renewal).
+//
+// The cluster decides; it does nothing to a camera itself. It tells the
+// node's Owners which cameras to record, with their record and lease epoch,
+// and which to stop. One goroutine (the loop) owns the state; every request
+// to NATS and every stop runs in a goroutine of its own and reports back to
+// the loop, so a slow NATS server or a slow stop never delays renewals or
+// fencing.
 package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/camera"
 )
 
@@ -31,8 +40,34 @@ const (
 	DefaultTick          = 250 * time.Millisecond
 )
 
-// ErrClosed is returned after Close.
-var ErrClosed = errors.New("cluster node closed")
+// Errors of a Node.
+var (
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("cluster node closed")
+
+	// ErrNodeIDInUse is returned by Start, and by Err, when a live node of
+	// the cluster already uses this node's id.
+	ErrNodeIDInUse = errors.New("node id already used by a live node")
+
+	// ErrNotPush is returned by Claim for a camera that is not an RTMP push
+	// camera.
+	ErrNotPush = errors.New("not an rtmp push camera")
+)
+
+// Owners records the cameras this node holds. The cluster only says which
+// cameras to record, with which record, under which lease; the owners do
+// everything else for a camera (docs/cluster.md, Camera life).
+type Owners interface {
+	// Record makes the node record cam, held under the lease taken at
+	// revision epoch, and returns at once. It is called again whenever
+	// the camera's record changes while the node records it.
+	Record(cam camera.Config, epoch uint64)
+
+	// Stop makes the node stop recording camera id and returns once its
+	// last segment is finished and its end stored for the next holder.
+	// The cluster calls it from a goroutine of its own.
+	Stop(id string)
+}
 
 // Config configures a Node.
 type Config struct {
@@ -46,19 +81,29 @@ type Config struct {
 	// Capacity weighs this node in the assignment. It defaults to 100.
 	Capacity int
 
-	// Bus is the NATS connection.
-	Bus *bus.Bus
+	// MaxCameras, optional, returns how many cameras this node can hold;
+	// 0 means no limit. Published in the heartbeat: no node assigns this
+	// node more cameras than that.
+	MaxCameras func() int
 
-	// Start records a camera this node now holds. It must not block for
-	// long.
-	Start func(cam camera.Config) error
+	// Cameras, Nodes and Assign are the buckets of camera records, node
+	// heartbeats and camera leases.
+	Cameras, Nodes, Assign Bucket
 
-	// Stop stops recording a camera and returns when its open segment is
-	// finished.
-	Stop func(id string)
+	// Connected, optional, reports whether NATS is reachable; while it is
+	// not, the node takes nothing and renews nothing.
+	Connected func() bool
+
+	// Owners records the cameras this node holds.
+	Owners Owners
 
 	// Load, optional, reports the number of cameras recording.
 	Load func() int
+
+	// OnUnplaced, optional, receives the cameras that no live node has room
+	// for and that this node would record if it had: it is called on
+	// every change of that set.
+	OnUnplaced func(ids []string)
 
 	// Timing; zero values take the defaults above.
 	Heartbeat, NodeTimeout, RenewInterval, FenceAfter, LeaseTTL, Tick time.Duration
@@ -89,6 +134,12 @@ func (c *Config) defaults() {
 	if c.Tick <= 0 {
 		c.Tick = DefaultTick
 	}
+	if c.Connected == nil {
+		c.Connected = func() bool { return true }
+	}
+	if c.MaxCameras == nil {
+		c.MaxCameras = func() int { return 0 }
+	}
 	if c.Log == nil {
 		c.Log = zap.NewNop()
 	}
@@ -96,19 +147,25 @@ func (c *Config) defaults() {
 
 // NodeInfo is a node's heartbeat in the "nodes" bucket.
 type NodeInfo struct {
-	ID       string    `json:"id"`
-	LiveURL  string    `json:"live_url"`
-	Capacity int       `json:"capacity"`
-	Load     int       `json:"load"`
-	Started  time.Time `json:"started"`
-	At       time.Time `json:"at"`
+	ID string `json:"id"`
+	// Instance tells apart two processes that use the same id.
+	Instance string `json:"instance,omitempty"`
+	LiveURL  string `json:"live_url"`
+	Capacity int    `json:"capacity"`
+	// MaxCameras is how many cameras the node can hold, 0 for no limit.
+	MaxCameras int       `json:"max_cameras,omitempty"`
+	Load       int       `json:"load"`
+	Started    time.Time `json:"started"`
+	At         time.Time `json:"at"`
 }
 
 // Lease is a camera's lease in the "assign" bucket. Expiry is judged by
 // observers from the time they last saw the lease change, not from these
 // clocks, so clock skew between nodes does not matter.
 type Lease struct {
-	Node      string    `json:"node"`
+	Node string `json:"node"`
+	// Instance is the process of Node that holds the lease.
+	Instance  string    `json:"instance,omitempty"`
 	RenewedAt time.Time `json:"renewed_at"`
 }
 
@@ -126,10 +183,14 @@ func New(cfg Config) *Node {
 	return &Node{cfg: cfg}
 }
 
-// Start joins the cluster and runs the assignment loop until Close.
+// Start joins the cluster and runs the assignment loop until Close. It
+// fails with ErrNodeIDInUse when a live node already uses this node's id.
 func (n *Node) Start(ctx context.Context) error {
-	st, err := newState(ctx, n.cfg)
-	if err != nil {
+	st := newState(n.cfg, newInstance())
+	if err := st.checkNodeID(ctx); err != nil {
+		return err
+	}
+	if err := st.heartbeatNow(ctx); err != nil {
 		return err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -160,4 +221,44 @@ func (n *Node) Holding() []string {
 		return nil
 	}
 	return n.state.holding()
+}
+
+// Err returns ErrNodeIDInUse once another live process was seen using this
+// node's id (this node then records nothing), nil otherwise.
+func (n *Node) Err() error {
+	if n.state == nil {
+		return nil
+	}
+	return n.state.err()
+}
+
+// Claim takes the lease of push camera id for this node, because its
+// publisher connected here, and starts recording it. The node that held it
+// sees the lease taken and stops.
+func (n *Node) Claim(ctx context.Context, id string) error {
+	if n.state == nil {
+		return ErrClosed
+	}
+	req := claimReq{id: id, done: make(chan error, 1)}
+	select {
+	case n.state.claims <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.done:
+		return ErrClosed
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.done:
+		return ErrClosed
+	}
+}
+
+func newInstance() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

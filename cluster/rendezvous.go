@@ -10,6 +10,7 @@ import (
 type member struct {
 	ID       string
 	Capacity int
+	Max      int // cameras it can hold, 0 for no limit
 }
 
 // mix64 is the splitmix64 finalizer: it spreads FNV's output over all bits.
@@ -38,16 +39,39 @@ func score(node string, capacity int, camera string) float64 {
 	return -w / math.Log(u)
 }
 
+// better reports whether a with score sa ranks before b with score sb.
+func better(sa float64, a string, sb float64, b string) bool {
+	return sa > sb || (sa == sb && a < b)
+}
+
 // winner returns the node that should record camera, "" with no members.
 func winner(camera string, members []member) string {
 	best, bestScore := "", math.Inf(-1)
 	for _, m := range members {
 		s := score(m.ID, m.Capacity, camera)
-		if s > bestScore || (s == bestScore && m.ID < best) {
+		if best == "" || better(s, m.ID, bestScore, best) {
 			best, bestScore = m.ID, s
 		}
 	}
 	return best
+}
+
+// ranked returns members from the one camera prefers most to the least.
+func ranked(camera string, members []member) []member {
+	type scored struct {
+		m member
+		s float64
+	}
+	list := make([]scored, len(members))
+	for i, m := range members {
+		list[i] = scored{m, score(m.ID, m.Capacity, camera)}
+	}
+	sort.Slice(list, func(i, j int) bool { return better(list[i].s, list[i].m.ID, list[j].s, list[j].m.ID) })
+	out := make([]member, len(list))
+	for i, x := range list {
+		out[i] = x.m
+	}
+	return out
 }
 
 func sortedMembers(ms map[string]member) []member {

@@ -11,8 +11,8 @@ func TestWinnerSpreadsByCapacity(t *testing.T) {
 		members []member
 		want    map[string]float64 // expected share
 	}{
-		{"equal", []member{{"a", 100}, {"b", 100}, {"c", 100}}, map[string]float64{"a": 1.0 / 3, "b": 1.0 / 3, "c": 1.0 / 3}},
-		{"weighted", []member{{"a", 100}, {"b", 300}}, map[string]float64{"a": 0.25, "b": 0.75}},
+		{"equal", []member{{"a", 100, 0}, {"b", 100, 0}, {"c", 100, 0}}, map[string]float64{"a": 1.0 / 3, "b": 1.0 / 3, "c": 1.0 / 3}},
+		{"weighted", []member{{"a", 100, 0}, {"b", 300, 0}}, map[string]float64{"a": 0.25, "b": 0.75}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -31,8 +31,8 @@ func TestWinnerSpreadsByCapacity(t *testing.T) {
 }
 
 func TestWinnerMovesOnlyTheNewNodesShare(t *testing.T) {
-	three := []member{{"a", 1}, {"b", 1}, {"c", 1}}
-	four := append(three, member{"d", 1})
+	three := []member{{"a", 1, 0}, {"b", 1, 0}, {"c", 1, 0}}
+	four := append(three, member{"d", 1, 0})
 	moved, toD := 0, 0
 	for i := 0; i < 3000; i++ {
 		cam := fmt.Sprint(i)

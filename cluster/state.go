@@ -3,88 +3,98 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
-	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/camera"
 )
 
 // seenLease is a lease as observed through the watcher.
 type seenLease struct {
-	node string
-	rev  uint64
-	seen time.Time // local time the lease last changed
+	node     string
+	instance string
+	rev      uint64
+	seen     time.Time // local time the lease last changed
 }
 
-// held is a camera this node holds.
+// held is a camera whose lease this node holds.
 type held struct {
-	rev       uint64
-	renewedOK time.Time
-	recording bool
+	epoch     uint64    // the lease's revision when this node took it
+	rev       uint64    // the lease's revision last written by this node
+	renewedOK time.Time // when the last successful write of the lease was sent
+	recording bool      // Owners.Record was called, and no Stop since
+	record    camera.Config
 }
 
-// result is the end of an asynchronous stop.
-type stopped struct{ id string }
-
-// state is owned by the loop goroutine.
+// state is owned by the loop goroutine, but for mu's fields.
 type state struct {
-	cfg     Config
-	log     *zap.Logger
-	cams    jetstream.KeyValue
-	nodes   jetstream.KeyValue
-	assign  jetstream.KeyValue
-	started time.Time
+	cfg      Config
+	log      *zap.Logger
+	instance string
+	started  time.Time
 
 	cameras map[string]camera.Config
-	members map[string]time.Time // node id → last heartbeat seen (local clock)
+	members map[string]time.Time // node id → when its heartbeat was last seen (local clock)
 	infos   map[string]NodeInfo
 	leases  map[string]seenLease
 	mine    map[string]*held
-	busy    map[string]bool // a stop is running
-	stops   chan stopped
-	claims  chan claimReq
+	taking  map[string][]chan error // a take is under way; claims waiting for it
+	busy    map[string]bool         // a stop is under way
+	synced  map[string]bool         // buckets whose watch delivered its current entries
+
+	// Work running outside the loop reports back through results: pending
+	// counts it, so that leave waits for all of it.
+	results   chan func()
+	pending   int
+	renewing  bool
+	beating   bool
+	leaving   bool
+	unplaced  []string
+	conflictN int // heartbeats of another process with this node's id seen
+
+	claims chan claimReq
 
 	mu       sync.Mutex
 	snapshot []string
+	conflict bool
 }
 
-func newState(ctx context.Context, cfg Config) (*state, error) {
-	b := cfg.Bus
-	st := &state{
-		cfg:     cfg,
-		log:     cfg.Log,
-		cams:    b.KV(bus.BucketCameras),
-		nodes:   b.KV(bus.BucketNodes),
-		assign:  b.KV(bus.BucketAssign),
-		started: time.Now(),
-		cameras: map[string]camera.Config{},
-		members: map[string]time.Time{},
-		infos:   map[string]NodeInfo{},
-		leases:  map[string]seenLease{},
-		mine:    map[string]*held{},
-		busy:    map[string]bool{},
-		stops:   make(chan stopped, 64),
-		claims:  make(chan claimReq),
+func newState(cfg Config, instance string) *state {
+	return &state{
+		cfg:      cfg,
+		log:      cfg.Log,
+		instance: instance,
+		started:  time.Now(),
+		cameras:  map[string]camera.Config{},
+		members:  map[string]time.Time{},
+		infos:    map[string]NodeInfo{},
+		leases:   map[string]seenLease{},
+		mine:     map[string]*held{},
+		taking:   map[string][]chan error{},
+		busy:     map[string]bool{},
+		synced:   map[string]bool{},
+		results:  make(chan func()),
+		claims:   make(chan claimReq),
 	}
-	if st.cams == nil || st.nodes == nil || st.assign == nil {
-		return nil, errors.New("cluster: nats buckets missing")
-	}
-	if err := st.heartbeat(ctx); err != nil {
-		return nil, err
-	}
-	return st, nil
 }
 
 func (st *state) holding() []string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return append([]string(nil), st.snapshot...)
+}
+
+func (st *state) err() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conflict {
+		return fmt.Errorf("%w: %s", ErrNodeIDInUse, st.cfg.NodeID)
+	}
+	return nil
 }
 
 func (st *state) publishHolding() {
@@ -100,80 +110,36 @@ func (st *state) publishHolding() {
 	st.mu.Unlock()
 }
 
-// run is the assignment loop.
-func (st *state) run(ctx context.Context) {
-	camW, nodeW, leaseW := st.watch(ctx, st.cams), st.watch(ctx, st.nodes), st.watch(ctx, st.assign)
-	tick := time.NewTicker(st.cfg.Tick)
-	defer tick.Stop()
-	hb := time.NewTicker(st.cfg.Heartbeat)
-	defer hb.Stop()
-	renew := time.NewTicker(st.cfg.RenewInterval)
-	defer renew.Stop()
-	synced := map[string]bool{}
-	for {
-		select {
-		case <-ctx.Done():
-			st.leave()
-			return
-		case e, ok := <-camW:
-			if !ok {
-				camW = st.watch(ctx, st.cams)
-				continue
-			}
-			if e == nil {
-				synced["cameras"] = true
-				continue
-			}
-			st.onCamera(e)
-		case e, ok := <-nodeW:
-			if !ok {
-				nodeW = st.watch(ctx, st.nodes)
-				continue
-			}
-			if e == nil {
-				synced["nodes"] = true
-				continue
-			}
-			st.onNode(e)
-		case e, ok := <-leaseW:
-			if !ok {
-				leaseW = st.watch(ctx, st.assign)
-				continue
-			}
-			if e == nil {
-				synced["assign"] = true
-				continue
-			}
-			st.onLease(e)
-		case s := <-st.stops:
-			delete(st.busy, s.id)
-		case req := <-st.claims:
-			req.done <- st.claim(ctx, req.id)
-		case <-hb.C:
-			if !st.cfg.Bus.Conn().IsConnected() {
-				continue
-			}
-			if err := st.heartbeat(ctx); err != nil {
-				st.log.Debug("heartbeat failed", zap.Error(err))
-			}
-		case <-renew.C:
-			st.renew(ctx)
-		case <-tick.C:
-			st.fence()
-			if len(synced) == 3 && st.cfg.Bus.Conn().IsConnected() {
-				st.reconcile(ctx)
-			}
-		}
-	}
+// spawn runs work in a goroutine of its own; the function work returns then
+// runs on the loop.
+func (st *state) spawn(work func() func()) {
+	st.pending++
+	go func() { st.results <- work() }()
 }
 
-// watch starts a watcher on kv; its channel closes when the watcher ends.
-func (st *state) watch(ctx context.Context, kv jetstream.KeyValue) <-chan jetstream.KeyValueEntry {
-	out := make(chan jetstream.KeyValueEntry, 256)
+// watchMsg is one message of a bucket's watch, as the loop receives it.
+type watchMsg struct {
+	e      Entry
+	begin  bool // a new watch starts: its entries replace what was known
+	synced bool // the watch delivered every current entry
+}
+
+// watch keeps a watch on b, restarting it when it fails; the channel
+// closes when ctx ends.
+func (st *state) watch(ctx context.Context, b Bucket) <-chan watchMsg {
+	out := make(chan watchMsg, 256)
+	send := func(m watchMsg) bool {
+		select {
+		case out <- m:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	go func() {
 		defer close(out)
 		for ctx.Err() == nil {
-			w, err := kv.WatchAll(ctx)
+			ch, err := b.Watch(ctx)
 			if err != nil {
 				select {
 				case <-ctx.Done():
@@ -182,83 +148,293 @@ func (st *state) watch(ctx context.Context, kv jetstream.KeyValue) <-chan jetstr
 				}
 				continue
 			}
-			for e := range w.Updates() {
-				select {
-				case out <- e:
-				case <-ctx.Done():
-					_ = w.Stop()
+			if !send(watchMsg{begin: true}) {
+				return
+			}
+			for e := range ch {
+				if !send(watchMsg{e: e, synced: e.Key == ""}) {
 					return
 				}
 			}
-			_ = w.Stop()
 		}
 	}()
 	return out
 }
 
-func (st *state) onCamera(e jetstream.KeyValueEntry) {
-	if e.Operation() != jetstream.KeyValuePut {
-		delete(st.cameras, e.Key())
-		return
+// view applies one bucket's watch messages to the loop's map of it: a new
+// watch's entries replace the old ones, so that keys deleted while no watch
+// ran are forgotten.
+type view struct {
+	name  string
+	fresh map[string]bool // keys delivered since the watch began, until synced
+}
+
+// apply handles m; put and del change the loop's map (del is told whether
+// the key was seen deleted or only missing from a new watch); keys lists
+// it.
+func (v *view) apply(st *state, m watchMsg, put func(Entry), del func(e Entry, missing bool), keys func() []string) {
+	switch {
+	case m.begin:
+		v.fresh = map[string]bool{}
+	case m.synced:
+		for _, k := range keys() {
+			if v.fresh != nil && !v.fresh[k] {
+				del(Entry{Key: k, Deleted: true}, true)
+			}
+		}
+		v.fresh = nil
+		st.synced[v.name] = true
+	case m.e.Deleted:
+		del(m.e, false)
+	default:
+		if v.fresh != nil {
+			v.fresh[m.e.Key] = true
+		}
+		put(m.e)
 	}
+}
+
+// run is the loop.
+func (st *state) run(ctx context.Context) {
+	camW, nodeW, leaseW := st.watch(ctx, st.cfg.Cameras), st.watch(ctx, st.cfg.Nodes), st.watch(ctx, st.cfg.Assign)
+	camV, nodeV, leaseV := &view{name: "cameras"}, &view{name: "nodes"}, &view{name: "assign"}
+	tick := time.NewTicker(st.cfg.Tick)
+	defer tick.Stop()
+	hb := time.NewTicker(st.cfg.Heartbeat)
+	defer hb.Stop()
+	renew := time.NewTicker(st.cfg.RenewInterval)
+	defer renew.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			st.leave()
+			return
+		case m, ok := <-camW:
+			if ok {
+				camV.apply(st, m, st.onCamera, st.camDeleted, st.cameraKeys)
+			}
+		case m, ok := <-nodeW:
+			if ok {
+				nodeV.apply(st, m, st.onNode, st.nodeDeleted, st.nodeKeys)
+			}
+		case m, ok := <-leaseW:
+			if ok {
+				leaseV.apply(st, m, st.onLease, st.leaseDeleted, st.leaseKeys)
+			}
+		case f := <-st.results:
+			st.pending--
+			f()
+		case req := <-st.claims:
+			st.claim(req)
+		case <-hb.C:
+			st.heartbeat()
+		case <-renew.C:
+			st.renew()
+		case <-tick.C:
+			st.fence()
+			st.reconcile()
+		}
+	}
+}
+
+func (st *state) onCamera(e Entry) {
 	var c camera.Config
-	if err := json.Unmarshal(e.Value(), &c); err != nil || c.Validate() != nil || c.ID != e.Key() {
-		st.log.Warn("camera record ignored", zap.String("key", e.Key()))
+	if err := json.Unmarshal(e.Value, &c); err != nil || c.Validate() != nil || c.ID != e.Key {
+		st.log.Warn("camera record ignored", zap.String("key", e.Key))
+		delete(st.cameras, e.Key)
 		return
 	}
 	st.cameras[c.ID] = c
 }
 
-func (st *state) onNode(e jetstream.KeyValueEntry) {
-	if e.Operation() != jetstream.KeyValuePut {
-		delete(st.members, e.Key())
-		delete(st.infos, e.Key())
-		return
-	}
+func (st *state) camDeleted(e Entry, _ bool) { delete(st.cameras, e.Key) }
+
+func (st *state) cameraKeys() []string { return keysOf(st.cameras) }
+
+func (st *state) onNode(e Entry) {
 	var ni NodeInfo
-	if err := json.Unmarshal(e.Value(), &ni); err != nil {
+	if err := json.Unmarshal(e.Value, &ni); err != nil {
 		return
 	}
-	st.members[e.Key()] = time.Now()
-	st.infos[e.Key()] = ni
+	if e.Key == st.cfg.NodeID && ni.Instance != st.instance {
+		st.otherInstance(ni)
+		return
+	}
+	st.members[e.Key] = time.Now()
+	st.infos[e.Key] = ni
 }
 
-func (st *state) onLease(e jetstream.KeyValueEntry) {
-	if h := st.mine[e.Key()]; h != nil && e.Revision() < h.rev {
-		// Older than the revision this node wrote: a change the watcher
-		// delivers late (a renewal or a delete before our take). The lease
-		// is ours; acting on it would stop a camera nobody else holds.
+// otherInstance handles a heartbeat of another process with this node's
+// id, which only two processes started at the same moment get past Start
+// with. The one that started later stands down: it stops its cameras,
+// releases their leases and records nothing more.
+func (st *state) otherInstance(ni NodeInfo) {
+	st.conflictN++
+	if st.conflictN%30 == 1 {
+		st.log.Error("another process uses this node id: give each recorder a node_id of its own",
+			zap.String("node", st.cfg.NodeID), zap.Time("other_started", ni.Started), zap.Time("started", st.started))
+	}
+	later := st.started.After(ni.Started) || (st.started.Equal(ni.Started) && st.instance > ni.Instance)
+	if !later || st.standingDown() {
 		return
 	}
-	if e.Operation() != jetstream.KeyValuePut {
-		delete(st.leases, e.Key())
-		if h := st.mine[e.Key()]; h != nil && !st.busy[e.Key()] {
-			// Someone deleted our lease: stop, never write without one.
-			st.lose(e.Key(), "lease deleted")
+	st.mu.Lock()
+	st.conflict = true
+	st.mu.Unlock()
+	for id := range st.mine {
+		if !st.busy[id] {
+			st.release(id, "node id used by another process")
+		}
+	}
+}
+
+func (st *state) standingDown() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.conflict
+}
+
+func (st *state) nodeDeleted(e Entry, _ bool) {
+	delete(st.members, e.Key)
+	delete(st.infos, e.Key)
+}
+
+func (st *state) nodeKeys() []string { return keysOf(st.members) }
+
+// ours reports whether a lease was written by this process.
+func (st *state) ours(node, instance string) bool {
+	return node == st.cfg.NodeID && instance == st.instance
+}
+
+func (st *state) onLease(e Entry) {
+	var l Lease
+	if err := json.Unmarshal(e.Value, &l); err != nil {
+		return
+	}
+	h := st.mine[e.Key]
+	if h != nil && e.Rev <= h.rev {
+		// Not newer than what this node wrote: a change the watcher
+		// delivers late. Acting on it would stop a camera nobody else
+		// holds.
+		return
+	}
+	st.leases[e.Key] = seenLease{node: l.Node, instance: l.Instance, rev: e.Rev, seen: time.Now()}
+	if h == nil {
+		return
+	}
+	if st.ours(l.Node, l.Instance) {
+		// A write of ours whose answer was lost (a renewal that timed out
+		// but was applied): the lease is still this node's, renewed when
+		// that write was made (its value was made before it was sent).
+		h.rev = e.Rev
+		if l.RenewedAt.After(h.renewedOK) {
+			h.renewedOK = l.RenewedAt
 		}
 		return
 	}
-	var l Lease
-	if err := json.Unmarshal(e.Value(), &l); err != nil {
-		return
-	}
-	st.leases[e.Key()] = seenLease{node: l.Node, rev: e.Revision(), seen: time.Now()}
-	if h := st.mine[e.Key()]; h != nil && l.Node != st.cfg.NodeID {
-		st.lose(e.Key(), "lease taken by "+l.Node)
-	}
+	st.lose(e.Key, "lease taken by "+l.Node)
 }
 
-func (st *state) heartbeat(ctx context.Context) error {
+// leaseDeleted forgets a lease. A lease of this node's seen deleted by
+// someone else stops the camera; one only missing from a new watch is left
+// to the next renewal, which finds out whether it still exists.
+func (st *state) leaseDeleted(e Entry, missing bool) {
+	delete(st.leases, e.Key)
+	h := st.mine[e.Key]
+	if h == nil || missing || st.busy[e.Key] || e.Rev <= h.rev {
+		return
+	}
+	// Someone deleted our lease: stop, never record without one.
+	st.lose(e.Key, "lease deleted")
+}
+
+func (st *state) leaseKeys() []string { return keysOf(st.leases) }
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func (st *state) nodeInfo() []byte {
 	load := 0
 	if st.cfg.Load != nil {
 		load = st.cfg.Load()
 	}
-	now := time.Now().UTC()
-	b, _ := json.Marshal(NodeInfo{ID: st.cfg.NodeID, LiveURL: st.cfg.LiveURL, Capacity: st.cfg.Capacity, Load: load, Started: st.started.UTC(), At: now})
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	b, _ := json.Marshal(NodeInfo{
+		ID: st.cfg.NodeID, Instance: st.instance, LiveURL: st.cfg.LiveURL, Capacity: st.cfg.Capacity,
+		MaxCameras: st.cfg.MaxCameras(), Load: load, Started: st.started.UTC(), At: time.Now().UTC(),
+	})
+	return b
+}
+
+// heartbeatNow puts the heartbeat once, before the loop starts.
+func (st *state) heartbeatNow(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
-	_, err := st.nodes.Put(ctx, st.cfg.NodeID, b)
-	return err
+	if _, err := st.cfg.Nodes.Put(ctx, st.cfg.NodeID, st.nodeInfo()); err != nil {
+		return fmt.Errorf("cluster heartbeat: %w", err)
+	}
+	return nil
+}
+
+// heartbeat puts the heartbeat outside the loop, one at a time.
+func (st *state) heartbeat() {
+	if st.beating || st.leaving || !st.cfg.Connected() || st.standingDown() {
+		return
+	}
+	st.beating = true
+	value := st.nodeInfo()
+	st.spawn(func() func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+		_, err := st.cfg.Nodes.Put(ctx, st.cfg.NodeID, value)
+		cancel()
+		return func() {
+			st.beating = false
+			if err != nil {
+				st.log.Debug("heartbeat failed", zap.Error(err))
+			}
+		}
+	})
+}
+
+// checkNodeID fails when another live process heartbeats with this node's
+// id: a heartbeat under the id that changes within NodeTimeout. A
+// heartbeat that does not change is a dead process's, this node's own from
+// before a crash among them.
+func (st *state) checkNodeID(ctx context.Context) error {
+	get := func() (Entry, error) {
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		return st.cfg.Nodes.Get(ctx, st.cfg.NodeID)
+	}
+	first, err := get()
+	if err != nil {
+		return nil // none, or the loop's own heartbeat will tell
+	}
+	deadline := time.Now().Add(st.cfg.NodeTimeout)
+	poll := time.NewTicker(st.cfg.Heartbeat / 4)
+	defer poll.Stop()
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-poll.C:
+		}
+		e, err := get()
+		if err != nil {
+			continue
+		}
+		if e.Rev != first.Rev {
+			var ni NodeInfo
+			_ = json.Unmarshal(e.Value, &ni)
+			return fmt.Errorf("%w: %q, by a process started at %s (give each recorder a node_id of its own)",
+				ErrNodeIDInUse, st.cfg.NodeID, ni.Started.Format(time.RFC3339))
+		}
+	}
+	return nil
 }
 
 // alive returns the members whose heartbeat was seen within NodeTimeout.
@@ -267,13 +443,14 @@ func (st *state) alive() map[string]member {
 	now := time.Now()
 	for id, seen := range st.members {
 		if now.Sub(seen) <= st.cfg.NodeTimeout {
-			out[id] = member{ID: id, Capacity: st.infos[id].Capacity}
+			ni := st.infos[id]
+			out[id] = member{ID: id, Capacity: ni.Capacity, Max: ni.MaxCameras}
 		}
 	}
 	return out
 }
 
 func (st *state) leaseValue() []byte {
-	b, _ := json.Marshal(Lease{Node: st.cfg.NodeID, RenewedAt: time.Now().UTC()})
+	b, _ := json.Marshal(Lease{Node: st.cfg.NodeID, Instance: st.instance, RenewedAt: time.Now().UTC()})
 	return b
 }

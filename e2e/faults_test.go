@@ -33,7 +33,7 @@ func TestStorageOutage(t *testing.T) {
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
-	if err := a.Recorder().Add(ingest.Camera{ID: "cam", URL: cam.URL("cam"), Trusted: true}); err != nil {
+	if err := a.RecordCamera(ingest.Camera{ID: "cam", URL: cam.URL("cam"), Trusted: true}); err != nil {
 		t.Fatal(err)
 	}
 	st := openS3(t, c)

@@ -68,7 +68,7 @@ func TestFFmpegPublishedStream(t *testing.T) {
 	a := startApp(t, c, log)
 	// The same stream read over TCP and over UDP.
 	for id, tr := range map[string]string{"ffmpeg": "tcp", "ffmpeg-udp": "udp"} {
-		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: fmt.Sprintf("rtsp://127.0.0.1:%d/live", port), Transport: tr, Sound: true, Trusted: true}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: fmt.Sprintf("rtsp://127.0.0.1:%d/live", port), Transport: tr, Sound: true, Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

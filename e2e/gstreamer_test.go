@@ -116,7 +116,7 @@ func TestGStreamerRTSPServer(t *testing.T) {
 		)
 	}
 	for _, cam := range cams {
-		if err := a.Recorder().Add(ingest.Camera{ID: cam.id, URL: base + "/" + cam.path, Transport: cam.transport, Sound: true, Trusted: true}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: cam.id, URL: base + "/" + cam.path, Transport: cam.transport, Sound: true, Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -26,7 +26,7 @@ func TestLivePlaybackInChromium(t *testing.T) {
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
-	if err := a.Recorder().Add(ingest.Camera{ID: "cam", URL: cam.URL("cam"), Sound: true, Trusted: true}); err != nil {
+	if err := a.RecordCamera(ingest.Camera{ID: "cam", URL: cam.URL("cam"), Sound: true, Trusted: true}); err != nil {
 		t.Fatal(err)
 	}
 	liveURL := a.LiveURL("cam", time.Now().Add(time.Hour))

@@ -25,7 +25,7 @@ func TestLiveHLS(t *testing.T) {
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
 	for _, id := range []string{"live", "other"} {
-		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: cam.URL(id), Sound: true, Trusted: true}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: cam.URL(id), Sound: true, Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

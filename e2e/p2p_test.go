@@ -38,7 +38,7 @@ func TestP2P(t *testing.T) {
 		{ID: "p2p-sub", URL: p2p.URL("SN0002", pass, "1")},
 		{ID: "p2p-bad", URL: p2p.URL("SN0001", wrongPass, "0")},
 	} {
-		if err := a.Recorder().Add(cam); err != nil {
+		if err := a.RecordCamera(cam); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -37,7 +37,7 @@ func TestRecordsH264AndH265IntoMinIO(t *testing.T) {
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
 	for _, id := range []string{"h264", "h265"} {
-		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: cam.URL(id), Sound: true, Trusted: true}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: cam.URL(id), Sound: true, Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestRTPTimestampWraparound(t *testing.T) {
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
-	if err := a.Recorder().Add(ingest.Camera{ID: "wrap", URL: cam.URL("wrap"), Trusted: true}); err != nil {
+	if err := a.RecordCamera(ingest.Camera{ID: "wrap", URL: cam.URL("wrap"), Trusted: true}); err != nil {
 		t.Fatal(err)
 	}
 	segs := waitSegments(t, openS3(t, c), "wrap", 4, 60*time.Second)
@@ -130,7 +130,7 @@ func TestCameraOutage(t *testing.T) {
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
 	w := watchStatus(t, a.Bus(), "flaky")
-	if err := a.Recorder().Add(ingest.Camera{ID: "flaky", URL: cam.URL("flaky"), Trusted: true}); err != nil {
+	if err := a.RecordCamera(ingest.Camera{ID: "flaky", URL: cam.URL("flaky"), Trusted: true}); err != nil {
 		t.Fatal(err)
 	}
 	st := openS3(t, c)
@@ -216,7 +216,7 @@ func TestWrongPassword(t *testing.T) {
 	a := startApp(t, c, log)
 	w := watchStatus(t, a.Bus(), "locked")
 	url := strings.Replace(cam.URL("locked"), "rtsp://", "rtsp://admin:"+secret+"@", 1)
-	if err := a.Recorder().Add(ingest.Camera{ID: "locked", URL: url, Trusted: true}); err != nil {
+	if err := a.RecordCamera(ingest.Camera{ID: "locked", URL: url, Trusted: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "status ERRO PERMANENTE", func() bool {

@@ -49,7 +49,7 @@ func TestGarbageRTP(t *testing.T) {
 	log, _ := testLogger(t)
 	a := startAppMode(t, c, app.Mode{Name: "test", Recorder: true}, log)
 	for _, id := range []string{"noise", "ok1", "ok2"} {
-		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: cam.URL(id), Trusted: true}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: cam.URL(id), Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -76,7 +76,7 @@ func TestNATSOutageStatic(t *testing.T) {
 	log, _ := testLogger(t)
 	a := startAppMode(t, c, app.Mode{Name: "test", Recorder: true}, log)
 	for _, id := range []string{"cam", "flap"} {
-		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: cams.URL(id), Sound: true, Trusted: true}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: cams.URL(id), Sound: true, Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

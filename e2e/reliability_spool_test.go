@@ -49,7 +49,7 @@ func TestSpoolDiskFull(t *testing.T) {
 	c.Recording.SpoolDir = spool
 	log, logs := testLogger(t)
 	a := startAppMode(t, c, app.Mode{Name: "test", Recorder: true}, log)
-	if err := a.Recorder().Add(ingest.Camera{ID: "cam", URL: cams.URL("cam"), Trusted: true}); err != nil {
+	if err := a.RecordCamera(ingest.Camera{ID: "cam", URL: cams.URL("cam"), Trusted: true}); err != nil {
 		t.Fatal(err)
 	}
 	st := openS3(t, c)

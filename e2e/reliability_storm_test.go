@@ -155,7 +155,7 @@ func TestReconnectStorm(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("c%d", i)
 		url := "rtsp://" + proxyOf(i).ln.Addr().String() + "/" + id
-		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: url, Trusted: true}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: url, Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -50,7 +50,7 @@ func TestTimestampFaults(t *testing.T) {
 	fin := newFinished()
 	a := startAppMode(t, c, app.Mode{Name: "test", Recorder: true, OnSegmentStored: fin.hook}, log)
 	for _, id := range []string{"back", "day", "slow"} {
-		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: cam.URL(id), Sound: true, Trusted: true}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: cam.URL(id), Sound: true, Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -83,7 +83,7 @@ func TestRTMP(t *testing.T) {
 		{ID: "pulled", URL: pull.URL("cam"), Sound: true, Trusted: true},
 	}
 	for _, cam := range cams {
-		if err := a.Recorder().Add(cam); err != nil {
+		if err := a.RecordCamera(cam); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -60,7 +60,7 @@ func TestSSRFAtDialTime(t *testing.T) {
 		"mapped":    "rtsp://[::ffff:127.0.0.1]:" + port + "/x",
 	}
 	for id, url := range cams {
-		if err := a.Recorder().Add(ingest.Camera{ID: id, URL: url}); err != nil {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: url}); err != nil {
 			t.Fatal(err)
 		}
 	}

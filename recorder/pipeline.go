@@ -24,7 +24,7 @@ type item struct {
 // pipeline is a camera's single owner goroutine: it takes units from a
 // bounded queue (the source never blocks on it) and feeds the segmenter.
 type pipeline struct {
-	cam       *camera
+	o         *owner
 	ctx       context.Context
 	ch        chan item
 	writer    *segmenter.Writer
@@ -34,8 +34,8 @@ type pipeline struct {
 	skipping   atomic.Bool // video units are dropped until the next keyframe
 }
 
-func newPipeline(ctx context.Context, cam *camera, queue int, w *segmenter.Writer) *pipeline {
-	p := &pipeline{cam: cam, ctx: ctx, ch: make(chan item, queue), writer: w}
+func newPipeline(ctx context.Context, o *owner, queue int, w *segmenter.Writer) *pipeline {
+	p := &pipeline{o: o, ctx: ctx, ch: make(chan item, queue), writer: w}
 	p.videoTrack.Store(-1)
 	return p
 }
@@ -62,7 +62,7 @@ func (p *pipeline) Tracks(tracks []*media.Track) error {
 // unit is dropped and counted, and video resumes at the next keyframe with a
 // discontinuity so that no segment holds undecodable frames.
 func (p *pipeline) Unit(u *media.Unit) {
-	m := p.cam.r.cfg.Metrics
+	m := p.o.r.cfg.Metrics
 	video := u.Track == int(p.videoTrack.Load())
 	if m != nil {
 		m.FramesReceived.Inc()
@@ -71,7 +71,7 @@ func (p *pipeline) Unit(u *media.Unit) {
 	gap := false
 	if video && p.skipping.Load() {
 		if !u.Key {
-			p.cam.dropped("queue_full")
+			p.o.dropped("queue_full")
 			u.Release()
 			return
 		}
@@ -83,7 +83,7 @@ func (p *pipeline) Unit(u *media.Unit) {
 			p.skipping.Store(false)
 		}
 	default:
-		p.cam.dropped("queue_full")
+		p.o.dropped("queue_full")
 		u.Release()
 		if video {
 			p.skipping.Store(true)
@@ -112,8 +112,8 @@ func (p *pipeline) feed(it item) {
 		ok := func() (ok bool) {
 			defer func() {
 				if v := recover(); v != nil {
-					p.cam.log.Error("consumer panicked, removed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
-					if m := p.cam.r.cfg.Metrics; m != nil {
+					p.o.log.Error("consumer panicked, removed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+					if m := p.o.r.cfg.Metrics; m != nil {
 						m.Panics.Inc()
 					}
 				}
@@ -135,8 +135,8 @@ func (p *pipeline) feed(it item) {
 func (p *pipeline) handle(it item) {
 	defer func() {
 		if v := recover(); v != nil {
-			p.cam.log.Error("pipeline panicked, segment closed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
-			if m := p.cam.r.cfg.Metrics; m != nil {
+			p.o.log.Error("pipeline panicked, segment closed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+			if m := p.o.r.cfg.Metrics; m != nil {
 				m.Panics.Inc()
 			}
 			func() {
@@ -147,7 +147,7 @@ func (p *pipeline) handle(it item) {
 	}()
 	if it.tracks != nil {
 		if err := p.writer.SetTracks(it.tracks); err != nil {
-			p.cam.log.Warn("tracks not recordable", zap.Error(err))
+			p.o.log.Warn("tracks not recordable", zap.Error(err))
 		}
 		p.feed(it)
 		return
@@ -156,11 +156,11 @@ func (p *pipeline) handle(it item) {
 		p.writer.Discontinuity()
 	}
 	if err := p.writer.WriteUnit(it.unit); err != nil {
-		p.cam.log.Debug("unit not written", zap.Error(err))
+		p.o.log.Debug("unit not written", zap.Error(err))
 	}
 	if it.unit.Key {
 		w, h := p.writer.Dimensions()
-		p.cam.setDimensions(w, h)
+		p.o.setDimensions(w, h)
 	}
 	p.feed(it)
 	// The segmenter and every consumer are done with the unit (consumers

@@ -1,11 +1,12 @@
-// Package recorder runs the cameras assigned to this node: for each, a
-// supervised source feeding a pipeline goroutine that cuts segments into the
-// spool. It reports status through a hook and never lets one camera's
-// failure reach another.
+// Package recorder runs the cameras assigned to this node. Each camera has
+// one owner (a goroutine) that starts it, restarts it when a recorded
+// setting changes, stops it, and carries the end of its last segment to
+// the next run and the next node; each run is a supervised source feeding
+// a pipeline goroutine that cuts segments into the spool. It reports
+// status through a hook and never lets one camera's failure reach another.
 package recorder
 
 import (
-	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 
+	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/segmenter"
@@ -29,6 +31,15 @@ type Config struct {
 
 	// Drivers builds sources by URL scheme.
 	Drivers ingest.Registry
+
+	// Resolve turns a camera's record into what the node records: its
+	// source URL opened, P2P and push cameras resolved. An error wrapping
+	// ingest.PermanentError sets ERRO PERMANENTE until the record changes.
+	Resolve func(camera.Config) (ingest.Camera, error)
+
+	// Ends, optional, keeps the end of each camera's last segment for the
+	// node that records it next.
+	Ends EndStore
 
 	// Source holds the settings common to all sources.
 	Source ingest.SourceConfig
@@ -48,8 +59,9 @@ type Config struct {
 	// values take its defaults.
 	BackoffMin, BackoffMax, PermanentRetry time.Duration
 
-	// Consumers build, for each camera, the consumers that receive its
-	// media besides the segmenter (live, thumbnails, motion). Optional.
+	// Consumers build, for each run of a camera, the consumers that
+	// receive its media besides the segmenter (live, thumbnails, motion).
+	// Optional.
 	Consumers []ConsumerFactory
 
 	// OnStatus receives each camera's status when it changes. Optional.
@@ -67,58 +79,13 @@ type Recorder struct {
 	cfg     Config
 	limiter *rate.Limiter
 
-	mu     sync.Mutex
-	cams   map[string]*camera
+	mu     sync.Mutex // before any owner's mu
+	owners map[string]*owner
 	closed bool
 	// ends holds, for cameras stopped on this node, the end of their last
-	// segment, so that the camera started again (fencing, a handover back)
-	// never starts a segment before it: a new run's wall-clock anchor is
-	// the node's clock at its first frame, and the last run's may have been
-	// taken late on a loaded machine. Entries older than endsKeep go.
+	// segment (kept endsKeep), for a start again here that cannot read
+	// the EndStore.
 	ends map[string]time.Time
-}
-
-// endsKeep is how long the end of a stopped camera's last segment is kept.
-const endsKeep = 10 * time.Minute
-
-// NoteEnd records end as the end of a camera's last segment, unless a
-// later one is noted: the camera's next start on this node begins no
-// segment before it. A node taking the camera over from another notes the
-// other's last end here before Add.
-func (r *Recorder) NoteEnd(id string, end time.Time) {
-	if end.IsZero() {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ends == nil {
-		r.ends = map[string]time.Time{}
-	}
-	if end.After(r.ends[id]) {
-		r.ends[id] = end
-	}
-	for k, e := range r.ends {
-		if time.Since(e) > endsKeep {
-			delete(r.ends, k)
-		}
-	}
-}
-
-// LastEnd returns the end noted for a camera not running here (zero if
-// none): the end of its last segment once Remove has returned.
-func (r *Recorder) LastEnd(id string) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ends[id]
-}
-
-// takeEnd returns and forgets the end noted for a camera.
-func (r *Recorder) takeEnd(id string) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e := r.ends[id]
-	delete(r.ends, id)
-	return e
 }
 
 // New returns a Recorder.
@@ -139,94 +106,109 @@ func New(cfg Config) *Recorder {
 	return &Recorder{
 		cfg:     cfg,
 		limiter: rate.NewLimiter(rate.Limit(cfg.ConnectRate), burst),
-		cams:    map[string]*camera{},
+		owners:  map[string]*owner{},
+		ends:    map[string]time.Time{},
 	}
 }
 
-// Add starts recording cam. A camera already running with the same settings
-// is left alone; with other settings it is restarted.
-func (r *Recorder) Add(cam ingest.Camera) error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return segmenter.ErrClosed
-	}
-	old := r.cams[cam.ID]
-	if old != nil && old.spec == cam {
-		r.mu.Unlock()
-		return nil
-	}
-	delete(r.cams, cam.ID)
-	r.mu.Unlock()
-	if old != nil {
-		old.stop()
-	}
-	c, err := r.startCamera(cam)
-	if err != nil {
-		return err
-	}
+// Record makes the node record cam, held under lease epoch, and returns at
+// once; called again with a changed record, the camera restarts only when
+// a recorded setting changed. It implements cluster.Owners.
+func (r *Recorder) Record(cam camera.Config, epoch uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		go c.stop()
-		return segmenter.ErrClosed
+		return
 	}
-	r.cams[cam.ID] = c
-	r.updateGauges()
-	return nil
+	o := r.owners[cam.ID]
+	if o == nil {
+		o = newOwner(r, cam.ID)
+		r.owners[cam.ID] = o
+		go o.loop()
+	}
+	o.record(cam, epoch)
 }
 
-// Remove stops recording a camera, finishing its open segment.
-func (r *Recorder) Remove(id string) {
+// Stop stops recording a camera and returns once its open segment is
+// finished and the end of its last segment stored. It implements
+// cluster.Owners.
+func (r *Recorder) Stop(id string) {
 	r.mu.Lock()
-	c := r.cams[id]
-	delete(r.cams, id)
-	r.updateGauges()
-	r.mu.Unlock()
-	if c != nil {
-		c.stop()
+	o := r.owners[id]
+	var done <-chan struct{}
+	if o != nil {
+		done = o.stop() // under r.mu: the owner cannot be forgotten meanwhile
 	}
+	r.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// forget removes an owner that has nothing left to do, unless a request
+// arrived meanwhile; it reports whether the owner's loop must end.
+func (r *Recorder) forget(o *owner) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.want != nil || o.stopReq || len(o.wake) > 0 {
+		return false
+	}
+	if r.owners[o.id] == o {
+		delete(r.owners, o.id)
+	}
+	close(o.wake)
+	return true
 }
 
 // Cameras returns the ids of the cameras running, sorted.
 func (r *Recorder) Cameras() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ids := make([]string, 0, len(r.cams))
-	for id := range r.cams {
+	ids := make([]string, 0, len(r.owners))
+	for id := range r.owners {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	return ids
 }
 
-// Status returns a camera's current status.
+// Status returns a camera's current status on this node.
 func (r *Recorder) Status(id string) (status.Status, bool) {
 	r.mu.Lock()
-	c := r.cams[id]
+	o := r.owners[id]
 	r.mu.Unlock()
-	if c == nil {
+	if o == nil {
 		return status.Status{}, false
 	}
-	return c.snapshot(), true
+	return o.status.snapshot(), true
+}
+
+// Camera returns the record in effect of a camera running here.
+func (r *Recorder) Camera(id string) (camera.Config, bool) {
+	r.mu.Lock()
+	o := r.owners[id]
+	r.mu.Unlock()
+	if o == nil {
+		return camera.Config{}, false
+	}
+	c := o.config()
+	return c, c.ID != ""
 }
 
 // Close stops every camera and finishes their open segments.
 func (r *Recorder) Close() {
 	r.mu.Lock()
 	r.closed = true
-	cams := r.cams
-	r.cams = map[string]*camera{}
-	r.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, c := range cams {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.stop()
-		}()
+	var stops []<-chan struct{}
+	for _, o := range r.owners {
+		stops = append(stops, o.stop())
 	}
-	wg.Wait()
+	r.mu.Unlock()
+	for _, done := range stops {
+		<-done
+	}
 }
 
 // SegmentStored marks a camera's recording healthy again; wire it to the
@@ -239,42 +221,30 @@ func (r *Recorder) SegmentFailed(camera string) { r.setRecordingError(camera, tr
 
 func (r *Recorder) setRecordingError(id string, v bool) {
 	r.mu.Lock()
-	c := r.cams[id]
+	o := r.owners[id]
 	r.mu.Unlock()
-	if c != nil {
-		c.setRecordingError(v)
+	if o != nil {
+		o.status.setRecordingError(v)
 	}
 }
 
-// updateGauges recounts cameras by status; r.mu is held.
+// updateGauges recounts cameras by status.
 func (r *Recorder) updateGauges() {
 	m := r.cfg.Metrics
 	if m == nil {
 		return
 	}
+	r.mu.Lock()
+	owners := make([]*owner, 0, len(r.owners))
+	for _, o := range r.owners {
+		owners = append(owners, o)
+	}
+	r.mu.Unlock()
 	counts := map[status.Code]int{}
-	for _, c := range r.cams {
-		counts[c.code()]++
+	for _, o := range owners {
+		counts[o.status.code()]++
 	}
 	for _, code := range []status.Code{status.Online, status.Offline, status.Permanent, status.Connecting, status.Blocked} {
 		m.CamerasByStatus.WithLabelValues(code.Text()).Set(float64(counts[code]))
 	}
-}
-
-func (r *Recorder) statusChanged() {
-	r.mu.Lock()
-	r.updateGauges()
-	r.mu.Unlock()
-}
-
-func (r *Recorder) startCamera(spec ingest.Camera) (*camera, error) {
-	u, err := parseScheme(spec.URL)
-	if err != nil {
-		return nil, err
-	}
-	drv := r.cfg.Drivers[u]
-	if drv == nil {
-		return nil, fmt.Errorf("camera %s: %w %q", spec.ID, ingest.ErrUnsupportedScheme, u)
-	}
-	return newCamera(r, spec, drv), nil
 }

@@ -1,0 +1,5 @@
+package cluster
+
+import "testing/synctest"
+
+func synctestWait() { synctest.Wait() }
