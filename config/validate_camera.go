@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/vigia/vigia/camera"
 )
 
 // cameraID is the form of a camera id.
@@ -16,7 +18,7 @@ func (c *Config) validateCameras(v *validator) {
 		switch {
 		case !cameraID.MatchString(cam.ID):
 			v.add(key("id"), fmt.Errorf("%w %q (want 1 to 64 of A-Z a-z 0-9 _ -)", ErrInvalidValue, cam.ID))
-		case allDigits(cam.ID):
+		case camera.IsAPIID(cam.ID):
 			v.add(key("id"), fmt.Errorf("%w %q (ids of digits only are those of cameras created through the API; "+
 				"a static camera's id needs a letter, _ or -, e.g. \"cam-%s\")", ErrInvalidValue, cam.ID, cam.ID))
 		default:
@@ -41,17 +43,4 @@ func (c *Config) validateCameras(v *validator) {
 			v.add(key("history_days"), fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, cam.HistoryDays))
 		}
 	}
-}
-
-// allDigits reports whether id is made of decimal digits only: the id space
-// of the cameras created through the API, which static cameras must not
-// share (the registry, storage prefixes, events and retention are keyed by
-// camera id).
-func allDigits(id string) bool {
-	for _, r := range id {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return id != ""
 }
