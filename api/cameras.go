@@ -156,9 +156,12 @@ func (s *Server) SyncRegistry(ctx context.Context) error {
 }
 
 // rtmpURL is where an RTMP camera pushes: the configured base, the camera
-// id and a stream key bound to it.
+// id and a stream key bound to it; without a base, the push server's own.
 func (s *Server) rtmpURL(id int64) string {
 	base := s.cfg.RTMPURL
+	if base == "" && s.cfg.PushURL != nil {
+		return s.cfg.PushURL(camID(id))
+	}
 	if base == "" {
 		host := "localhost"
 		if u, err := url.Parse(s.cfg.PublicURL); err == nil && u.Hostname() != "" {

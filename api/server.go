@@ -57,8 +57,13 @@ type Config struct {
 	// PublicURL is the base URL clients reach this node at.
 	PublicURL string
 	// RTMPURL is the base of the rtmp_url of RTMP cameras
-	// (rtmp://host:port/app). It defaults to rtmp://{host of PublicURL}:1935/live.
+	// (rtmp://host:port/app). When empty, PushURL gives the rtmp_url, and
+	// without it the base is rtmp://{host of PublicURL}:1935/live.
 	RTMPURL string
+	// PushURL, optional, returns the rtmp_url of push camera id when
+	// RTMPURL is empty: the wiring derives it from the address the RTMP
+	// push server really listens on.
+	PushURL func(camera string) string
 	// SignedURLExpiry is the lifetime of the URLs handed out. It defaults to 1 hour.
 	SignedURLExpiry time.Duration
 	// AllowPrivateNetworks accepts camera URLs on loopback, private and

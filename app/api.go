@@ -64,7 +64,7 @@ func (a *App) startAPI(ctx context.Context) error {
 		SnapshotAt: apiSnapshotAt{a},
 		Exporter:   a.countExports(apiExporter{jobs: export.NewJobs(a.bus, a.store, time.Duration(a.cfg.Export.MaxRange))}),
 		Secret:     a.secret, OperatorTokens: tokens, Info: api.CreationInfoFrom(cfg.API),
-		PublicURL: a.URL(), RTMPURL: cfg.API.RTMPURL, SignedURLExpiry: time.Duration(cfg.Storage.SignedURLExpiry),
+		PublicURL: a.URL(), RTMPURL: cfg.API.RTMPURL, PushURL: a.PushURL, SignedURLExpiry: time.Duration(cfg.Storage.SignedURLExpiry),
 		AllowPrivateNetworks: cfg.Ingest.AllowPrivateNetworks, BodyLimit: int64(cfg.API.BodyLimit),
 		DigestGrace: time.Duration(cfg.API.DigestGrace), Location: loc, MaxVideoDuration: time.Duration(cfg.API.MaxVideoDuration),
 		LoginAttempts: cfg.API.LoginAttempts, LoginWindow: time.Duration(cfg.API.LoginWindow),
