@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // api.timezone works on hosts without zoneinfo
 
@@ -100,6 +101,10 @@ type Server struct {
 	operator [][sha256.Size]byte
 	throttle *throttle
 	dummy    []byte // bcrypt hash compared when an e-mail is unknown
+
+	// regMu makes a camera's database write and registry write one step
+	// for RepairRegistry, which re-reads the camera under it.
+	regMu sync.Mutex
 }
 
 // New checks cfg and returns a Server.

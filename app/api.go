@@ -34,8 +34,9 @@ const liveURLExpiry = 6 * time.Hour
 type apiPart struct {
 	db         *db.DB
 	srv        *api.Server
-	stopEvents context.CancelFunc
+	stopEvents context.CancelFunc // stops the events consumer and the registry repair
 	eventsDone chan struct{}
+	repairDone chan struct{}
 }
 
 // startAPI opens the database (migrations applied), builds the API server
@@ -74,11 +75,18 @@ func (a *App) startAPI(ctx context.Context) error {
 		return err
 	}
 	a.api.srv = srv
-	if err := srv.SyncRegistry(ctx); err != nil {
-		return fmt.Errorf("api: camera registry: %w", err)
+	if rep, err := srv.RepairRegistry(ctx); err != nil {
+		a.log.Warn("camera registry not repaired at start; retried periodically", zap.Error(err))
+	} else if rep.Put+rep.Removed > 0 {
+		a.log.Info("camera registry repaired from the database", zap.Int("put", rep.Put), zap.Int("removed", rep.Removed))
 	}
 	evCtx, cancel := context.WithCancel(context.Background())
 	a.api.stopEvents, a.api.eventsDone = cancel, make(chan struct{})
+	a.api.repairDone = make(chan struct{})
+	go func() { // exits when stopEvents is called (Close)
+		defer close(a.api.repairDone)
+		srv.RunRegistryRepair(evCtx, api.RegistryRepairInterval)
+	}()
 	go func() { // exits when stopEvents is called (Close)
 		defer close(a.api.eventsDone)
 		for evCtx.Err() == nil {
@@ -110,6 +118,7 @@ func (a *App) closeAPI() {
 	if a.api.stopEvents != nil {
 		a.api.stopEvents()
 		<-a.api.eventsDone
+		<-a.api.repairDone
 	}
 	if err := a.api.db.Close(); err != nil {
 		a.log.Warn("close database", zap.Error(err))
