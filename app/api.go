@@ -22,6 +22,7 @@ import (
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/live"
+	"github.com/vigia/vigia/retention"
 )
 
 // eventsDurable is the durable consumer API nodes share to store events.
@@ -37,6 +38,7 @@ type apiPart struct {
 	stopEvents context.CancelFunc // stops the events consumer and the registry repair
 	eventsDone chan struct{}
 	repairDone chan struct{}
+	retention  *retention.Sweeper // the database's cameras (app/retention.go)
 }
 
 // startAPI opens the database (migrations applied), builds the API server
@@ -80,6 +82,9 @@ func (a *App) startAPI(ctx context.Context) error {
 	} else if rep.Put+rep.Removed > 0 {
 		a.log.Info("camera registry repaired from the database", zap.Int("put", rep.Put), zap.Int("removed", rep.Removed))
 	}
+	if err := a.startDBRetention(d); err != nil {
+		return err
+	}
 	evCtx, cancel := context.WithCancel(context.Background())
 	a.api.stopEvents, a.api.eventsDone = cancel, make(chan struct{})
 	a.api.repairDone = make(chan struct{})
@@ -119,6 +124,9 @@ func (a *App) closeAPI() {
 		a.api.stopEvents()
 		<-a.api.eventsDone
 		<-a.api.repairDone
+	}
+	if a.api.retention != nil {
+		a.api.retention.Close()
 	}
 	if err := a.api.db.Close(); err != nil {
 		a.log.Warn("close database", zap.Error(err))
