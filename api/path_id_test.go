@@ -150,6 +150,18 @@ func TestPathIDCanonical(t *testing.T) {
 		if rec, ok, err := e.bus.GetCamera(t.Context(), c); err != nil || !ok || rec.ID != c {
 			t.Fatalf("registry record of %s: %+v %v %v", c, rec, ok, err)
 		}
+		// Ids in fields: a downloadable video and the events filter take
+		// the camera itself.
+		start := strconv.FormatInt(now.Add(-10*time.Minute).UnixMilli(), 10)
+		end := strconv.FormatInt(now.Add(-9*time.Minute).UnixMilli(), 10)
+		e.do("POST", "/v2/api/drives?token="+tok+"&camera_id=0"+c+"&start_at="+start+"&end_at="+end+"&description=v", nil).want(t, 200)
+		e.exp.mu.Lock()
+		job := e.exp.jobs[len(e.exp.jobs)-1]
+		e.exp.mu.Unlock()
+		if job.Camera != c {
+			t.Fatalf("video job of camera_id %q is for camera %q, want %q", "0"+c, job.Camera, c)
+		}
+		e.do("GET", "/api/v1/events?token="+tok+"&start_at=2025-03-01&end_at=2025-03-31&camera=0"+c, nil).want(t, 200)
 		// Events of a padded camera id are not the camera's.
 		if err := e.srv.StoreEvent(t.Context(), EventIn{ID: "padded-event", Camera: "0" + c, Type: 1, At: now}); err != nil {
 			t.Fatal(err)
