@@ -73,6 +73,9 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 		}
 	}
 	now := s.now()
+	// The database and registry writes are one step for RepairRegistry.
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
 	if id == 0 {
 		row.CreatedAt = now
 		if row, err = s.cfg.DB.CreateCamera(ctx, row); err != nil {
@@ -89,7 +92,7 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 		return err
 	}
 	if err := s.syncCamera(ctx, row, client.Blocked); err != nil {
-		return fmt.Errorf("camera %d saved but not registered (it is registered again at the next start): %w", row.ID, err)
+		return fmt.Errorf("camera %d saved but not registered (RepairRegistry registers it within %v): %w", row.ID, RegistryRepairInterval, err)
 	}
 	rec := cameraCreated{ID: row.ID, Description: row.Description, StreamStatus: int(status.Offline), StatusDescription: status.Offline.Text()}
 	if id != 0 {
@@ -139,26 +142,13 @@ func (s *Server) syncClientCameras(ctx context.Context, c db.Client) error {
 	return nil
 }
 
-// SyncRegistry makes the NATS registry agree with the database: cameras
-// missing from it are put, cameras of blocked clients removed. It runs at
-// start, repairing a registry write that failed after a database write.
-func (s *Server) SyncRegistry(ctx context.Context) error {
-	return s.cfg.DB.AllCameras(ctx, func(c db.Camera, blocked bool) error {
-		if blocked {
-			return s.cfg.Registry.DeleteCamera(ctx, camID(c.ID))
-		}
-		_, ok, err := s.cfg.Registry.GetCamera(ctx, camID(c.ID))
-		if err != nil || ok {
-			return err
-		}
-		return s.cfg.Registry.PutCamera(ctx, s.registryRecord(c))
-	})
-}
-
 // rtmpURL is where an RTMP camera pushes: the configured base, the camera
-// id and a stream key bound to it.
+// id and a stream key bound to it; without a base, the push server's own.
 func (s *Server) rtmpURL(id int64) string {
 	base := s.cfg.RTMPURL
+	if base == "" && s.cfg.PushURL != nil {
+		return s.cfg.PushURL(camID(id))
+	}
 	if base == "" {
 		host := "localhost"
 		if u, err := url.Parse(s.cfg.PublicURL); err == nil && u.Hostname() != "" {

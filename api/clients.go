@@ -270,6 +270,9 @@ func (s *Server) blockClient(block bool) handlerFunc {
 		if err != nil {
 			return err
 		}
+		// The database and registry writes are one step for RepairRegistry.
+		s.regMu.Lock()
+		defer s.regMu.Unlock()
 		if err := s.cfg.DB.SetClientBlocked(r.Context(), c.ID, block, s.now()); err != nil {
 			return err
 		}

@@ -17,6 +17,9 @@ type Registry interface {
 	DeleteCamera(ctx context.Context, id string) error
 	// GetCamera reads the camera's record; ok is false when there is none.
 	GetCamera(ctx context.Context, id string) (c camera.Config, ok bool, err error)
+	// ListCameras reads every record; records that cannot be read are
+	// left out and reported in the error, alongside the others.
+	ListCameras(ctx context.Context) ([]camera.Config, error)
 }
 
 // StatusReader reads the last status of a camera (bucket "camera_status");

@@ -65,8 +65,8 @@ type EventIn struct {
 // per event id. Events of other cameras (static, synthetic) are ignored.
 func (s *Server) StoreEvent(ctx context.Context, e EventIn) error {
 	id, err := strconv.ParseInt(e.Camera, 10, 64)
-	if err != nil || id < 1 {
-		return nil
+	if err != nil || id < 1 || camID(id) != e.Camera {
+		return nil // not an API camera id ("01" is not camera 1)
 	}
 	c, err := s.cfg.DB.Camera(ctx, id)
 	if errors.Is(err, db.ErrNotFound) {

@@ -177,11 +177,15 @@ func queryInt(in map[string]any, k string, def int64) (int64, error) {
 	return n, nil
 }
 
-// pathID parses the integer path value name; anything else is 400.
+// pathID parses the integer path value name; anything else is 400. The
+// path value is then replaced by the canonical decimal form of the id
+// ("01" and "+1" become "1"), so that whatever reads it later (a handler
+// of another package, a storage prefix) sees the id that was checked.
 func pathID(r *http.Request, name string) (int64, error) {
 	n, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	if err != nil || n < 1 {
 		return 0, fail(http.StatusBadRequest, name+" in the path must be a positive integer")
 	}
+	r.SetPathValue(name, strconv.FormatInt(n, 10))
 	return n, nil
 }

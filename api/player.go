@@ -90,11 +90,14 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 // time range (from, to: Unix ms) the player plays, with the player's
 // authentication.
 func (s *Server) vod(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.playerAccess(w, r); err != nil {
+	c, err := s.playerAccess(w, r)
+	if err != nil {
 		return err
 	}
+	id := camID(c.ID)
 	player.VODHandler(player.VODConfig{
-		List: player.StoreLister(s.cfg.Store),
+		Camera: func(*http.Request) string { return id },
+		List:   player.StoreLister(s.cfg.Store),
 		Sign: func(ctx context.Context, key string, _ time.Duration) (string, error) {
 			return s.cfg.Store.SignedURL(ctx, key, s.cfg.SignedURLExpiry)
 		},

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // api.timezone works on hosts without zoneinfo
 
@@ -57,8 +58,13 @@ type Config struct {
 	// PublicURL is the base URL clients reach this node at.
 	PublicURL string
 	// RTMPURL is the base of the rtmp_url of RTMP cameras
-	// (rtmp://host:port/app). It defaults to rtmp://{host of PublicURL}:1935/live.
+	// (rtmp://host:port/app). When empty, PushURL gives the rtmp_url, and
+	// without it the base is rtmp://{host of PublicURL}:1935/live.
 	RTMPURL string
+	// PushURL, optional, returns the rtmp_url of push camera id when
+	// RTMPURL is empty: the wiring derives it from the address the RTMP
+	// push server really listens on.
+	PushURL func(camera string) string
 	// SignedURLExpiry is the lifetime of the URLs handed out. It defaults to 1 hour.
 	SignedURLExpiry time.Duration
 	// AllowPrivateNetworks accepts camera URLs on loopback, private and
@@ -95,6 +101,10 @@ type Server struct {
 	operator [][sha256.Size]byte
 	throttle *throttle
 	dummy    []byte // bcrypt hash compared when an e-mail is unknown
+
+	// regMu makes a camera's database write and registry write one step
+	// for RepairRegistry, which re-reads the camera under it.
+	regMu sync.Mutex
 }
 
 // New checks cfg and returns a Server.

@@ -22,6 +22,7 @@ import (
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/live"
+	"github.com/vigia/vigia/retention"
 )
 
 // eventsDurable is the durable consumer API nodes share to store events.
@@ -34,8 +35,10 @@ const liveURLExpiry = 6 * time.Hour
 type apiPart struct {
 	db         *db.DB
 	srv        *api.Server
-	stopEvents context.CancelFunc
+	stopEvents context.CancelFunc // stops the events consumer and the registry repair
 	eventsDone chan struct{}
+	repairDone chan struct{}
+	retention  *retention.Sweeper // the database's cameras (app/retention.go)
 }
 
 // startAPI opens the database (migrations applied), builds the API server
@@ -64,7 +67,7 @@ func (a *App) startAPI(ctx context.Context) error {
 		SnapshotAt: apiSnapshotAt{a},
 		Exporter:   a.countExports(apiExporter{jobs: export.NewJobs(a.bus, a.store, time.Duration(a.cfg.Export.MaxRange))}),
 		Secret:     a.secret, OperatorTokens: tokens, Info: api.CreationInfoFrom(cfg.API),
-		PublicURL: a.URL(), RTMPURL: cfg.API.RTMPURL, SignedURLExpiry: time.Duration(cfg.Storage.SignedURLExpiry),
+		PublicURL: a.URL(), RTMPURL: cfg.API.RTMPURL, PushURL: a.PushURL, SignedURLExpiry: time.Duration(cfg.Storage.SignedURLExpiry),
 		AllowPrivateNetworks: cfg.Ingest.AllowPrivateNetworks, BodyLimit: int64(cfg.API.BodyLimit),
 		DigestGrace: time.Duration(cfg.API.DigestGrace), Location: loc, MaxVideoDuration: time.Duration(cfg.API.MaxVideoDuration),
 		LoginAttempts: cfg.API.LoginAttempts, LoginWindow: time.Duration(cfg.API.LoginWindow),
@@ -74,11 +77,21 @@ func (a *App) startAPI(ctx context.Context) error {
 		return err
 	}
 	a.api.srv = srv
-	if err := srv.SyncRegistry(ctx); err != nil {
-		return fmt.Errorf("api: camera registry: %w", err)
+	if rep, err := srv.RepairRegistry(ctx); err != nil {
+		a.log.Warn("camera registry not repaired at start; retried periodically", zap.Error(err))
+	} else if rep.Put+rep.Removed > 0 {
+		a.log.Info("camera registry repaired from the database", zap.Int("put", rep.Put), zap.Int("removed", rep.Removed))
+	}
+	if err := a.startDBRetention(d); err != nil {
+		return err
 	}
 	evCtx, cancel := context.WithCancel(context.Background())
 	a.api.stopEvents, a.api.eventsDone = cancel, make(chan struct{})
+	a.api.repairDone = make(chan struct{})
+	go func() { // exits when stopEvents is called (Close)
+		defer close(a.api.repairDone)
+		srv.RunRegistryRepair(evCtx, api.RegistryRepairInterval)
+	}()
 	go func() { // exits when stopEvents is called (Close)
 		defer close(a.api.eventsDone)
 		for evCtx.Err() == nil {
@@ -110,6 +123,10 @@ func (a *App) closeAPI() {
 	if a.api.stopEvents != nil {
 		a.api.stopEvents()
 		<-a.api.eventsDone
+		<-a.api.repairDone
+	}
+	if a.api.retention != nil {
+		a.api.retention.Close()
 	}
 	if err := a.api.db.Close(); err != nil {
 		a.log.Warn("close database", zap.Error(err))

@@ -89,3 +89,19 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// IsAPIID reports whether id lies in the id space of the cameras created
+// through the API: decimal digits only. Static and synthetic cameras use
+// other ids (the configuration refuses all-digit static ids), so the two
+// never share a registry record, a storage prefix, events or retention.
+func IsAPIID(id string) bool {
+	if id == "" {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

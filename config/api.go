@@ -8,7 +8,7 @@ type APIConfig struct {
 	MaxVideoDuration Duration       `yaml:"max_video_duration" default:"1h" doc:"Longest downloadable video (end_at - start_at)."`
 	LoginAttempts    int            `yaml:"login_attempts" default:"5" doc:"Failed token requests allowed per e-mail address and per client IP within api.login_window; more are answered 429."`
 	LoginWindow      Duration       `yaml:"login_window" default:"15m" doc:"Window of api.login_attempts."`
-	RTMPURL          string         `yaml:"rtmp_url" doc:"Base of the rtmp_url handed to RTMP cameras (rtmp://host:port/app). Defaults to rtmp://{host of http.public_url}:1935/live."`
+	RTMPURL          string         `yaml:"rtmp_url" doc:"Base of the rtmp_url handed to RTMP cameras (rtmp://host:port/app). Empty: the URL of the RTMP push server, rtmp://{rtmp.public_host or host of http.public_url}:{port rtmp.addr listens on}/live (1935 when that port is 0 and nothing listens)."`
 	HistoryDays      string         `yaml:"history_days" default:"1,3,7,15,30,60,90" doc:"Comma-separated history_days values offered by the camera creation info."`
 	Manufacturers    []Manufacturer `yaml:"manufacturers,omitempty" doc:"Camera manufacturers of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
 	CameraModels     []CameraModel  `yaml:"camera_models,omitempty" doc:"Camera models of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`

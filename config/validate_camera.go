@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/vigia/vigia/camera"
 )
 
 // cameraID is the form of a camera id.
@@ -16,6 +18,9 @@ func (c *Config) validateCameras(v *validator) {
 		switch {
 		case !cameraID.MatchString(cam.ID):
 			v.add(key("id"), fmt.Errorf("%w %q (want 1 to 64 of A-Z a-z 0-9 _ -)", ErrInvalidValue, cam.ID))
+		case camera.IsAPIID(cam.ID):
+			v.add(key("id"), fmt.Errorf("%w %q (ids of digits only are those of cameras created through the API; "+
+				"a static camera's id needs a letter, _ or -, e.g. \"cam-%s\")", ErrInvalidValue, cam.ID, cam.ID))
 		default:
 			if j, dup := first[cam.ID]; dup {
 				v.add(key("id"), fmt.Errorf("%w %q (duplicate of cameras[%d].id)", ErrInvalidValue, cam.ID, j))

@@ -13,7 +13,7 @@ func validConfig(t *testing.T) *Config {
 	c := Default()
 	c.DataDir = t.TempDir()
 	c.Cameras = []Camera{
-		{ID: "7", URL: "rtsp://user:pass@127.0.0.1:8554/h264", HistoryDays: 7},
+		{ID: "cam-7", URL: "rtsp://user:pass@127.0.0.1:8554/h264", HistoryDays: 7},
 		{ID: "cam_B-2", URL: "rtmps://h.example/live", Transport: "auto", Sound: 1, HistoryDays: 1},
 	}
 	if err := c.Resolve(); err != nil {
@@ -87,7 +87,12 @@ func TestValidate(t *testing.T) {
 		{"camera id long", func(c *Config) { c.Cameras[0].ID = strings.Repeat("a", 65) }, ErrInvalidValue,
 			[]string{"cameras[0].id"}},
 		{"camera id 64", func(c *Config) { c.Cameras[0].ID = strings.Repeat("a", 64) }, nil, nil},
-		{"camera id duplicate", func(c *Config) { c.Cameras[1].ID = "7" }, ErrInvalidValue,
+		{"camera id digits", func(c *Config) { c.Cameras[0].ID = "7" }, ErrInvalidValue,
+			[]string{"cameras[0].id", `"7"`, "cameras created through the API"}},
+		{"camera id zero-padded digits", func(c *Config) { c.Cameras[1].ID = "0042" }, ErrInvalidValue,
+			[]string{"cameras[1].id", `"0042"`, "digits only"}},
+		{"camera id digits and a letter", func(c *Config) { c.Cameras[0].ID = "7a"; c.Cameras[1].ID = "-7" }, nil, nil},
+		{"camera id duplicate", func(c *Config) { c.Cameras[1].ID = "cam-7" }, ErrInvalidValue,
 			[]string{"cameras[1].id", "duplicate of cameras[0].id"}},
 		{"camera url missing", func(c *Config) { c.Cameras[0].URL = "" }, ErrRequired, []string{"cameras[0].url"}},
 		{"camera url scheme", func(c *Config) { c.Cameras[0].URL = "http://u:hunter2@h/x" }, ErrInvalidValue,

@@ -104,7 +104,7 @@ rtmp: {addr: "127.0.0.1:0"}
 storage: {backend: s3, endpoint: %q, bucket: %q, access_key: %q, secret_key: %q}
 recording: {segment_duration: 6s, fragment_duration: 1s}
 cameras:
-  - {id: "7", url: %q, history_days: 7}
+  - {id: "cam-7", url: %q, history_days: 7}
 `, c.DataDir, c.Storage.Endpoint, c.Storage.Bucket, c.Storage.AccessKey, c.Storage.SecretKey, cam.URL("cam"))
 	if err := os.WriteFile(cfgFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ cameras:
 	}
 	st := openS3(t, c)
 	proc := start()
-	first := waitSegments(t, st, "7", 2, 60*time.Second)
+	first := waitSegments(t, st, "cam-7", 2, 60*time.Second)
 	// Kill 3.5 s into the segment after the last stored one: three whole
 	// fragments are on disk, the fourth is in flight.
 	openStart := time.UnixMilli(first[len(first)-1].EndMs())
@@ -137,21 +137,21 @@ cameras:
 	}
 	_, _ = proc.Process.Wait()
 	killedAt := time.Now()
-	if n := len(segments(t, st, "7")); n != len(first) {
+	if n := len(segments(t, st, "cam-7")); n != len(first) {
 		// The open segment was not finished before the kill.
 		t.Logf("%d segments before restart (%d before the kill)", n, len(first))
 	}
 	start()
 	waitFor(t, 60*time.Second, "the recovered segment and a new one", func() bool {
 		n := 0
-		for _, s := range segments(t, st, "7") {
+		for _, s := range segments(t, st, "cam-7") {
 			if s.StartMs > killedAt.UnixMilli() {
 				n++
 			}
 		}
 		return n >= 1
 	})
-	segs := segments(t, st, "7")
+	segs := segments(t, st, "cam-7")
 	var recovered *stored
 	for i := range segs {
 		if segs[i].StartMs == openStart.UnixMilli() {

@@ -19,8 +19,12 @@ const (
 	DefaultInterval = time.Hour
 	// DefaultPoll is how often a node takes or renews the lease.
 	DefaultPoll = time.Minute
-	// LeaseName is the name of the sweeper lease in the cluster.
+	// LeaseName is the name of the lease of the static cameras' sweeper,
+	// which every node runs.
 	LeaseName = "retention-sweeper"
+	// DatabaseLeaseName is the name of the lease of the sweeper of the
+	// API's cameras, which the processes with the database run.
+	DatabaseLeaseName = "retention-sweeper-db"
 )
 
 // LeaseTTL returns the lease lifetime that fits a poll interval: three
