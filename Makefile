@@ -12,9 +12,12 @@ APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libavutil-dev ff
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 TEST_TIMEOUT ?= 25m
+# Packages whose goroutines, locks and timers are tested again under the race
+# detector by make test.
+RACE_PKGS    := ./cluster ./recorder ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s
 
-.PHONY: all build run test test-go lint deps deps-apt deps-tools deps-npm bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -25,11 +28,15 @@ build: deps-npm
 run: deps-apt build
 	./bin/vigia serve $(RUN_ARGS)
 
-## test: install what is missing, lint, then every test
-test: deps lint test-go
+## test: install what is missing, lint, then every test, then the
+## concurrent packages again under the race detector
+test: deps lint test-go test-race
 
 test-go:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-race:
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
 lint: deps-tools
 	$(GO) vet ./...

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
@@ -14,6 +15,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/recorder"
+	"github.com/vigia/vigia/status"
 )
 
 // startCluster puts the node's static and synthetic cameras in the NATS
@@ -44,6 +46,26 @@ func (a *App) startCluster(ctx context.Context) error {
 		}
 	}
 	return a.node.Start(ctx)
+}
+
+// unplaced returns the cluster's OnUnplaced hook: the cameras that no
+// node has room for, and that this node would record, are counted in
+// vigia_cluster_unplaced_cameras and get an OFFLINE status saying why.
+func (a *App) unplaced() func(ids []string) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "vigia_cluster_unplaced_cameras",
+		Help: "Cameras that no recorder node has room for, counted by the node that would record them.",
+	})
+	a.reg.MustRegister(g)
+	return func(ids []string) {
+		g.Set(float64(len(ids)))
+		for _, id := range ids {
+			a.publishStatus(status.Status{
+				Camera: id, Code: status.Offline, Text: status.Offline.Text(), Node: a.cfg.NodeID,
+				LastError: "no recorder node has room for this camera", Since: time.Now().UTC(),
+			})
+		}
+	}
 }
 
 // staticRecord returns the registry record of a camera of the operator's

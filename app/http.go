@@ -76,6 +76,12 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		res.Ready = false
 		res.Errors = append(res.Errors, "nats: "+err.Error())
 	}
+	if a.node != nil {
+		if err := a.node.Err(); err != nil {
+			res.Ready = false
+			res.Errors = append(res.Errors, "cluster: "+err.Error())
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if !res.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
