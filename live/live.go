@@ -4,6 +4,7 @@
 package live
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -53,6 +54,10 @@ type Server struct {
 
 	mu      sync.Mutex
 	streams map[string]*stream
+
+	// hookUnit, set by tests only, runs in a stream's goroutine before it
+	// handles each queued unit.
+	hookUnit func()
 }
 
 // New returns a Server.
@@ -112,7 +117,10 @@ func (s *Server) remove(camera string, st *stream) {
 	s.mu.Unlock()
 }
 
-// Handler serves /live/{camera}/{file} with a valid token.
+// Handler serves /live/{camera}/{file} with a valid token. A request
+// waits up to StartTimeout for the camera's muxer to start; when the camera
+// restarts meanwhile it waits for the new stream, when it stops here the
+// answer is 404.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/live/")
@@ -121,23 +129,45 @@ func (s *Server) Handler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
+		w.Header().Set("Access-Control-Allow-Origin", "*")
 		if terr := check(s.cfg.Secret, camera, r.URL.Query(), time.Now()); terr != nil {
 			s.viewers.WithLabelValues("refused").Inc()
 			http.Error(w, terr.msg, terr.status)
 			return
 		}
-		s.mu.Lock()
-		st := s.streams[camera]
-		s.mu.Unlock()
-		if st == nil {
-			s.viewers.WithLabelValues("not_here").Inc()
-			http.Error(w, "camera not recorded by this node", http.StatusNotFound)
-			return
+		deadline := time.Now().Add(s.cfg.StartTimeout)
+		var stopped *stream
+		for {
+			st := s.stream(camera)
+			if st == nil || st == stopped {
+				s.viewers.WithLabelValues("not_here").Inc()
+				http.Error(w, "camera not recorded by this node", http.StatusNotFound)
+				return
+			}
+			m, err := st.wait(r.Context(), deadline)
+			switch {
+			case err == nil:
+				s.viewers.WithLabelValues("served").Inc()
+				m.Handle(w, r)
+				return
+			case errors.Is(err, errStopped):
+				stopped = st // look for the camera's next stream
+			case errors.Is(err, errNotStarted):
+				s.viewers.WithLabelValues("not_started").Inc()
+				http.Error(w, "stream not started yet", http.StatusServiceUnavailable)
+				return
+			default:
+				return // the viewer left
+			}
 		}
-		s.viewers.WithLabelValues("served").Inc()
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		st.handle(w, r)
 	})
+}
+
+// stream returns camera's stream, nil when the node does not record it.
+func (s *Server) stream(camera string) *stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams[camera]
 }
 
 // Cameras returns the cameras with a live stream on this node.

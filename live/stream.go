@@ -1,41 +1,59 @@
 package live
 
 import (
-	"net/http"
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/bluenviron/gohlslib/v2"
-	"github.com/bluenviron/gohlslib/v2/pkg/codecs"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/media"
 )
 
-// stream is one camera's live HLS muxer and the goroutine that feeds it.
+// stream is one camera's live HLS muxer and the goroutine that feeds it
+// (run). It implements recorder.Consumer: Tracks and Unit are called by the
+// camera's pipeline goroutine, never block, and do nothing after Close.
 type stream struct {
 	s      *Server
 	camera string
 	log    *zap.Logger
-	ch     chan item
-	done   chan struct{}
-	closed sync.Once
+	ch     chan item     // units for run, each tagged with its run of the source
+	quit   chan struct{} // closed by Close: run returns
+	done   chan struct{} // closed when run has returned
+
+	closeOnce sync.Once
+	stopped   atomic.Bool // Close was called: Tracks and Unit do nothing
 
 	skipping atomic.Bool // queue overflowed: video resumes at a keyframe
 
-	// wanted is set by viewers' requests: the muxer runs only while someone
-	// watched in the last IdleTimeout, so idle cameras cost nothing.
+	// lastWanted is the time (unix ns) of the last viewer's request: the
+	// muxer runs only while someone asked within IdleTimeout.
 	lastWanted atomic.Int64
 
-	mu    sync.RWMutex
-	muxer *gohlslib.Muxer // nil until tracks are known and a keyframe arrived
+	// The tracks of the source's latest run, with the run's number. Tracks
+	// replaces them (never dropped, whatever the queue holds); run takes
+	// them when it meets the first unit of that run.
+	runMu   sync.Mutex
+	run     atomic.Uint64 // written under runMu
+	pending []*media.Track
+
+	muxer atomic.Pointer[gohlslib.Muxer] // nil until tracks are known and a keyframe arrived
 }
 
+// item is a unit queued for run, with the run of the source it belongs to.
 type item struct {
-	tracks []*media.Track
-	unit   *media.Unit
+	run  uint64
+	unit *media.Unit
 }
+
+// Why a viewer's wait for the muxer ended without it.
+var (
+	errNotStarted = errors.New("live stream not started in time")
+	errStopped    = errors.New("live stream stopped")
+)
 
 func newStream(s *Server, camera string) *stream {
 	st := &stream{
@@ -43,43 +61,47 @@ func newStream(s *Server, camera string) *stream {
 		camera: camera,
 		log:    s.cfg.Log.With(zap.String("camera", camera)),
 		ch:     make(chan item, s.cfg.QueueSize),
+		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
-	go st.run()
+	go st.loop()
 	return st
 }
 
-// Tracks implements recorder.Consumer.
+// Tracks implements recorder.Consumer. The tracks are kept, not queued: a
+// full queue never loses the start of a run.
 func (st *stream) Tracks(tracks []*media.Track) {
-	select {
-	case st.ch <- item{tracks: tracks}:
-	default:
-		st.s.dropped.Inc()
-		st.skipping.Store(true)
+	if st.stopped.Load() {
+		return
 	}
+	st.runMu.Lock()
+	st.pending = tracks
+	st.run.Add(1)
+	st.runMu.Unlock()
+}
+
+// latest returns the tracks of the source's latest run and its number.
+func (st *stream) latest() ([]*media.Track, uint64) {
+	st.runMu.Lock()
+	defer st.runMu.Unlock()
+	return st.pending, st.run.Load()
 }
 
 // Unit implements recorder.Consumer; it never blocks. Units are dropped
-// while nobody watches, except to close an idle muxer.
+// while nobody watches (uncounted), and when the queue is full (counted;
+// video then resumes at the next keyframe).
 func (st *stream) Unit(u *media.Unit) {
-	if !st.active() {
-		st.mu.RLock()
-		running := st.muxer != nil
-		st.mu.RUnlock()
-		if !running {
-			return
-		}
+	if st.stopped.Load() || (!st.active() && st.muxer.Load() == nil) {
+		return
 	}
-	if st.skipping.Load() {
-		if !u.Key {
-			st.s.dropped.Inc()
-			return
-		}
+	if st.skipping.Load() && !u.Key {
+		st.s.dropped.Inc()
+		return
 	}
 	select {
 	// The muxer keeps what it is given; the pipeline reuses u's memory
 	// once Unit returns.
-	case st.ch <- item{unit: u.Clone()}:
+	case st.ch <- item{run: st.run.Load(), unit: u.Clone()}:
 		if u.Key {
 			st.skipping.Store(false)
 		}
@@ -89,160 +111,52 @@ func (st *stream) Unit(u *media.Unit) {
 	}
 }
 
-// Close implements recorder.Consumer.
+// Close implements recorder.Consumer. It returns once the stream's
+// goroutine has exited and its muxer is closed.
 func (st *stream) Close() {
-	st.closed.Do(func() {
-		close(st.ch)
+	st.closeOnce.Do(func() {
+		st.stopped.Store(true)
+		close(st.quit)
 		<-st.done
 		st.s.remove(st.camera, st)
 	})
 }
 
-// active reports whether a viewer asked for the stream recently.
+// active reports whether a viewer asked for the stream within IdleTimeout.
 func (st *stream) active() bool {
-	return time.Since(time.Unix(0, st.lastWanted.Load())) < st.s.cfg.IdleTimeout
+	return st.idleLeft() > 0
 }
 
-// handle serves a viewer, starting the muxer on demand: the first request
-// waits until the muxer starts at the camera's next keyframe.
-func (st *stream) handle(w http.ResponseWriter, r *http.Request) {
+// idleLeft returns the time left before the stream is idle.
+func (st *stream) idleLeft() time.Duration {
+	return time.Until(time.Unix(0, st.lastWanted.Load()).Add(st.s.cfg.IdleTimeout))
+}
+
+// wait marks the stream wanted and returns its muxer, waiting until
+// deadline for it to start at the camera's next keyframe.
+func (st *stream) wait(ctx context.Context, deadline time.Time) (*gohlslib.Muxer, error) {
 	st.lastWanted.Store(time.Now().UnixNano())
-	deadline := time.Now().Add(st.s.cfg.StartTimeout)
 	for {
-		st.mu.RLock()
-		m := st.muxer
-		st.mu.RUnlock()
-		if m != nil {
-			m.Handle(w, r)
-			return
+		if m := st.muxer.Load(); m != nil {
+			return m, nil
 		}
-		if time.Now().After(deadline) {
-			http.Error(w, "stream not started yet", http.StatusServiceUnavailable)
-			return
+		if !time.Now().Before(deadline) {
+			return nil, errNotStarted
 		}
 		select {
-		case <-r.Context().Done():
-			return
-		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-st.quit:
+			return nil, errStopped
+		case <-time.After(min(50*time.Millisecond, time.Until(deadline))):
 		}
 	}
 }
 
-// feeder converts units into muxer writes for one run of the source.
-type feeder struct {
-	tracks []*media.Track
-	video  int
-	audio  int
-	htrack []*gohlslib.Track // by source track index; nil for tracks not served
-	list   []*gohlslib.Track // the muxer's tracks
-}
-
-func (st *stream) run() {
-	defer close(st.done)
-	defer st.setMuxer(nil)
-	var f *feeder
-	waitKey := true
-	for it := range st.ch {
-		if it.tracks != nil {
-			st.setMuxer(nil)
-			f = newFeeder(it.tracks)
-			waitKey = true
-			continue
-		}
-		if f == nil || f.video < 0 {
-			continue
-		}
-		u := it.unit
-		if !st.active() {
-			if !waitKey {
-				st.setMuxer(nil) // nobody watched for IdleTimeout
-				waitKey = true
-			}
-			continue
-		}
-		if u.Track == f.video && u.Key && waitKey {
-			m := &gohlslib.Muxer{
-				Tracks:             f.list,
-				Variant:            gohlslib.MuxerVariantLowLatency,
-				SegmentCount:       st.s.cfg.SegmentCount,
-				SegmentMinDuration: time.Second,
-				PartMinDuration:    st.s.cfg.PartDuration,
-				OnEncodeError:      func(err error) { st.log.Debug("live encode error", zap.Error(err)) },
-			}
-			if err := m.Start(); err != nil {
-				st.log.Warn("live muxer not started", zap.Error(err))
-				continue
-			}
-			st.setMuxer(m)
-			waitKey = false
-		}
-		st.mu.RLock()
-		m := st.muxer
-		st.mu.RUnlock()
-		if m == nil {
-			continue
-		}
-		if err := f.write(m, u); err != nil {
-			st.log.Debug("live write failed, restarting at next keyframe", zap.Error(err))
-			st.setMuxer(nil)
-			waitKey = true
-		}
-	}
-}
-
+// setMuxer makes m the muxer viewers get and closes the previous one, which
+// answers the requests it held.
 func (st *stream) setMuxer(m *gohlslib.Muxer) {
-	st.mu.Lock()
-	old := st.muxer
-	st.muxer = m
-	st.mu.Unlock()
-	if old != nil {
+	if old := st.muxer.Swap(m); old != nil {
 		old.Close()
 	}
-}
-
-func newFeeder(tracks []*media.Track) *feeder {
-	f := &feeder{tracks: tracks, video: -1, audio: -1, htrack: make([]*gohlslib.Track, len(tracks))}
-	var list []*gohlslib.Track
-	for i, t := range tracks {
-		var ht *gohlslib.Track
-		switch {
-		case t.Codec == media.H264 && f.video < 0:
-			ht = &gohlslib.Track{Codec: &codecs.H264{SPS: t.SPS, PPS: t.PPS}, ClockRate: 90000}
-			f.video = i
-		case t.Codec == media.H265 && f.video < 0:
-			ht = &gohlslib.Track{Codec: &codecs.H265{VPS: t.VPS, SPS: t.SPS, PPS: t.PPS}, ClockRate: 90000}
-			f.video = i
-		case t.Codec == media.AAC && t.AAC != nil && f.audio < 0:
-			ht = &gohlslib.Track{Codec: &codecs.MPEG4Audio{Config: *t.AAC}, ClockRate: t.AAC.SampleRate}
-			f.audio = i
-		}
-		if ht != nil {
-			f.htrack[i] = ht
-			list = append(list, ht)
-		}
-	}
-	f.list = list
-	return f
-}
-
-func ticks(d time.Duration, rate int) int64 {
-	sec := int64(d / time.Second)
-	rem := int64(d % time.Second)
-	return sec*int64(rate) + rem*int64(rate)/int64(time.Second)
-}
-
-func (f *feeder) write(m *gohlslib.Muxer, u *media.Unit) error {
-	ht := f.htrack[u.Track]
-	if ht == nil {
-		return nil
-	}
-	switch {
-	case u.Track == f.video && f.tracks[u.Track].Codec == media.H265:
-		return m.WriteH265(ht, u.Time, ticks(u.PTS, 90000), u.NALUs)
-	case u.Track == f.video:
-		return m.WriteH264(ht, u.Time, ticks(u.PTS, 90000), u.NALUs)
-	case u.Track == f.audio:
-		return m.WriteMPEG4Audio(ht, u.Time, ticks(u.PTS, ht.ClockRate), [][]byte{u.Payload})
-	}
-	return nil
 }
