@@ -323,17 +323,28 @@ func (r *reader) panicErr() error {
 	return r.panicked
 }
 
-// videoTime maps a video frame's RTP timestamp through the session's
-// clock: anchored to the local clock at the first frame, so a camera's
-// wrong clock never misplaces recordings, with its jumps absorbed and its
-// rate corrected (ingest.Clock). It returns the output time and its wall
-// time.
-func (r *reader) videoTime(ts uint32, key bool, now time.Time) (time.Duration, time.Time) {
+// videoTicks puts a video frame's RTP timestamp on the session's time
+// axis (90 kHz ticks, camera jumps absorbed: timeline).
+func (r *reader) videoTicks(ts uint32, key bool, now time.Time) int64 {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
-	pts := ticksToDuration(r.times.videoTicks(ts, key, now), 90000)
-	o := r.clock.Video(pts, now)
-	return o, r.clock.Wall(o)
+	return r.times.videoTicks(ts, key, now)
+}
+
+// videoTimes maps a video frame's presentation and decoding times (ticks
+// of the session's axis) through the session's clock: anchored to the
+// local clock at the first frame, so a camera's wrong clock never
+// misplaces recordings, with its rate corrected (ingest.Clock). The clock
+// follows the decoding times, which arrive in order and in step with the
+// camera's sending; presentation times of B-frames go back and forth by a
+// few frames and would pass for a wrong rate. It returns the output times
+// and the wall time of the decoding time.
+func (r *reader) videoTimes(pts, dts int64, now time.Time) (opts, odts time.Duration, wall time.Time) {
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	odts = r.clock.Video(ticksToDuration(dts, 90000), now)
+	opts = r.clock.Map(ticksToDuration(pts, 90000))
+	return opts, odts, r.clock.Wall(odts)
 }
 
 // otherTime maps a timestamp of another track, whose clock runs at rate,
