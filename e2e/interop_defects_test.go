@@ -202,6 +202,11 @@ func freeUDPPair(t *testing.T) int {
 	return 0
 }
 
+// heavyVideo encodes noise at 8 Mbit/s (H.264 without B-frames): about
+// 1 MB a second to read.
+var heavyVideo = []string{"-vf", "noise=alls=60:allf=t+u", "-c:v", "libx264", "-preset", "ultrafast", "-bf", "0",
+	"-b:v", "8M", "-maxrate", "8M", "-bufsize", "1M"}
+
 // interopClip encodes a clip of 640x360 at 15 fps (a keyframe every 30
 // frames) with video args and AAC with audio args, once per test, so that
 // publishing it costs no encoding.
@@ -322,8 +327,9 @@ func TestInteropBFramesAndAAC(t *testing.T) {
 	aac := []string{"-c:a", "aac", "-b:a", "64k"}
 	h265 := interopClip(t, "h265", seconds, []string{"-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error"}, aac)
 	h264 := interopClip(t, "h264", seconds, []string{"-c:v", "libx264", "-preset", "ultrafast", "-bf", "3"}, aac)
-	big := interopClip(t, "aac51", seconds, []string{"-c:v", "libx264", "-preset", "ultrafast", "-bf", "0"},
-		[]string{"-c:a", "aac", "-ac", "6", "-b:a", "768k"})
+	// With 8 Mbit/s of video: the read buffer is refilled often, between
+	// the packets of an AAC frame too.
+	big := interopClip(t, "aac51", seconds, heavyVideo, []string{"-c:a", "aac", "-ac", "6", "-b:a", "768k"})
 	publish(t, h265, mtx.rtsp+"/h265", "-f", "rtsp", "-rtsp_transport", "tcp")
 	publish(t, h264, mtx.rtsp+"/h264", "-f", "rtsp", "-rtsp_transport", "tcp")
 	// Over RTMP, so that MediaMTX packetizes the AAC frames itself.
@@ -380,15 +386,16 @@ func (s *stuckSink) Unit(u *media.Unit) {
 }
 
 // TestInteropReaderNeverStalls: a Vigia RTSP source (TCP) reads a MediaMTX
-// stream while what it delivers to is stuck for 15 s. MediaMTX, whose queue
-// towards a reader holds 512 frames (about 8 s of this stream), never finds
-// the reader too slow: the source reads on and drops, and counts, what its
+// stream of 8 Mbit/s while what it delivers to is stuck for 20 s. The
+// socket buffers between them hold a few seconds of it, and MediaMTX's
+// queue towards a reader 512 frames (about 8 s); MediaMTX never finds the
+// reader too slow: the source reads on and drops, and counts, what its
 // sink cannot take. Before, the read loop waited for the sink, the socket
 // filled, and the camera side dropped the frames.
 func TestInteropReaderNeverStalls(t *testing.T) {
 	t.Parallel()
 	mtx := startMediaMTX(t)
-	clip := interopClip(t, "h264", 40, []string{"-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"}, []string{"-c:a", "aac", "-b:a", "64k"})
+	clip := interopClip(t, "heavy", 45, heavyVideo, []string{"-c:a", "aac", "-b:a", "64k"})
 	publish(t, clip, mtx.rtsp+"/cam", "-f", "rtsp", "-rtsp_transport", "tcp")
 	waitFor(t, 20*time.Second, "ffmpeg publishing", func() bool {
 		return strings.Contains(mtx.log.String(), "is publishing to path 'cam'")
@@ -410,7 +417,7 @@ func TestInteropReaderNeverStalls(t *testing.T) {
 		<-done
 	}()
 	waitFor(t, 20*time.Second, "the source reading", func() bool { return drops.Load() > 0 })
-	stuckUntil := time.Now().Add(15 * time.Second)
+	stuckUntil := time.Now().Add(20 * time.Second)
 	for time.Now().Before(stuckUntil) {
 		select {
 		case err := <-done:
@@ -422,13 +429,13 @@ func TestInteropReaderNeverStalls(t *testing.T) {
 	close(sink.open)
 	before := drops.Load()
 	waitFor(t, 10*time.Second, "units reaching the sink", func() bool { return sink.units.Load() > 0 })
-	// MediaMTX's queue overflows after about 8 s, and it reports discards
-	// every second: within the 15 s.
+	// MediaMTX's queue overflows after about 12 s, and it reports
+	// discards every second: within the 20 s.
 	if strings.Contains(mtx.log.String(), "too slow") {
 		t.Errorf("mediamtx found the reader too slow: the source stopped reading while its sink was stuck")
 	}
 	if before < 100 {
-		t.Errorf("%d units counted as dropped while the sink was stuck 15 s, want the stream's", before)
+		t.Errorf("%d units counted as dropped while the sink was stuck 20 s, want the stream's", before)
 	}
 	t.Logf("%d units dropped and counted by the source while its sink was stuck", before)
 }
