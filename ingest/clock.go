@@ -27,7 +27,10 @@ const (
 //   - a camera whose timestamps run at another rate than the local clock
 //     (declares 25 fps, sends 21) is measured over RateSpan and its
 //     timestamps are scaled, the offset built up meanwhile being absorbed
-//     over the next span.
+//     over the next span. The rate is measured between the least delayed
+//     frames near both ends of the span (frames arrive late, never early):
+//     a stall of the camera's encoder or of the network, frames arriving
+//     late and then in a burst, is not a wrong rate.
 //
 // A camera whose clock agrees with the local clock within RateTolerance
 // keeps its own timestamps untouched (only shifted). Clock is not safe for
@@ -49,6 +52,11 @@ type Clock struct {
 	lastO   time.Duration // last video output
 	evalAt  time.Time     // last rate evaluation
 
+	// The least delayed frames: of the first window after the anchor
+	// (base), of the window running (cur) and of the one before (prev).
+	base, cur, prev clockPoint
+	winAt           time.Time // start of the window running
+
 	jumps, corrections int
 }
 
@@ -65,7 +73,9 @@ func (c *Clock) defaults() {
 }
 
 // Video maps the timestamp of a video frame that arrived at now and
-// updates the mapping (jumps, rate). It returns the output timestamp.
+// updates the mapping (jumps, rate). It returns the output timestamp. Give
+// it decoding times, which arrive in order: presentation times of B-frames
+// go back and forth by a few frames and would pass for a wrong rate.
 func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
 	if !c.started {
 		c.defaults()
@@ -83,9 +93,14 @@ func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
 		c.anchor(pts, target, now)
 		c.jumps++
 		o = target
-	} else if now.Sub(c.wA) >= c.RateSpan && now.Sub(c.evalAt) >= c.RateSpan/2 && pts > c.mA {
+	} else {
+		c.observe(pts, now)
+	}
+	if now.Sub(c.wA) >= c.RateSpan && now.Sub(c.evalAt) >= c.RateSpan/2 && c.measurable() {
 		c.evalAt = now
-		measured := float64(now.Sub(c.wA)) / float64(pts-c.mA)
+		end := c.end()
+		measured := float64(end.w.Sub(c.base.w)) / float64(end.m-c.base.m)
+		lag := end.w.Sub(c.wall0) - c.out(end.m)
 		if d := measured/c.rate - 1; d > c.RateTolerance || d < -c.RateTolerance || c.rate != 1 {
 			// Scale to the measured rate and absorb the offset built up
 			// over the next span; a camera back to the local rate gets 1.
@@ -150,4 +165,50 @@ func (c *Clock) out(pts time.Duration) time.Duration {
 
 func (c *Clock) anchor(pts, o time.Duration, now time.Time) {
 	c.mA, c.oA, c.wA, c.evalAt = pts, o, now, now
+	c.base, c.cur, c.prev, c.winAt = clockPoint{}, clockPoint{}, clockPoint{}, now
+}
+
+// clockPoint is a frame's media timestamp and arrival.
+type clockPoint struct {
+	m   time.Duration
+	w   time.Time
+	set bool
+}
+
+// before reports whether p arrived less delayed than q (q unset: true).
+func (p clockPoint) before(q clockPoint) bool {
+	return !q.set || p.w.Sub(q.w) < p.m-q.m
+}
+
+// window is the length of the windows whose least delayed frames are the
+// ends of a rate measurement.
+func (c *Clock) window() time.Duration { return c.RateSpan / 4 }
+
+// observe notes a frame for the rate measurement.
+func (c *Clock) observe(pts time.Duration, now time.Time) {
+	if now.Sub(c.winAt) >= c.window() {
+		c.prev, c.cur, c.winAt = c.cur, clockPoint{}, now
+	}
+	p := clockPoint{m: pts, w: now, set: true}
+	if p.before(c.cur) {
+		c.cur = p
+	}
+	if now.Sub(c.wA) < c.window() && p.before(c.base) {
+		c.base = p
+	}
+}
+
+// end is the least delayed frame of the last one or two windows.
+func (c *Clock) end() clockPoint {
+	if c.prev.set && c.prev.before(c.cur) {
+		return c.prev
+	}
+	return c.cur
+}
+
+// measurable reports whether the ends of a measurement are known and
+// apart.
+func (c *Clock) measurable() bool {
+	e := c.end()
+	return c.base.set && e.set && e.m > c.base.m
 }

@@ -111,3 +111,29 @@ func FuzzClock(f *testing.F) {
 		_ = last
 	})
 }
+
+// TestClockIgnoresStalls: a healthy camera whose frames now and then
+// arrive late and then in a burst (an encoder or network stall of 600 ms,
+// right where the rate is measured) keeps its own timestamps: a stall is
+// not a wrong rate.
+func TestClockIgnoresStalls(t *testing.T) {
+	const fps = 15
+	step := time.Second / fps
+	t0 := time.Unix(1_700_000_000, 0)
+	c := &Clock{}
+	for i := range 120 * fps {
+		pts := time.Duration(i) * step
+		arrive := pts
+		// Frames of the 600 ms before each 10th second arrive with the
+		// first frame after it.
+		if s := pts % (10 * time.Second); s >= 10*time.Second-600*time.Millisecond {
+			arrive = pts - s + 10*time.Second
+		}
+		if o := c.Video(pts, t0.Add(arrive)); o != pts {
+			t.Fatalf("frame %d: output %v, want the camera's %v (rate %v)", i, o, pts, c.Rate())
+		}
+	}
+	if c.Corrections() != 0 || c.Jumps() != 0 {
+		t.Errorf("%d corrections and %d jumps, want none", c.Corrections(), c.Jumps())
+	}
+}

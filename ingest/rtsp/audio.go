@@ -18,12 +18,28 @@ type aacTrack struct {
 	rate int
 	dec  *rtpmpeg4audio.Decoder
 	pkt  rtp.Packet // the decoder's view of the packet being handled
+
+	// frags holds the payloads of the packets that end no access unit
+	// (fragments of one split over several packets): the decoder keeps
+	// them until the last fragment arrives, and by then the buffer the
+	// packet came in (the session's read buffer) holds other packets.
+	frags []byte
 }
 
 func (a *aacTrack) packet(p *rtpPacket, now time.Time) {
-	a.pkt.Marker, a.pkt.SequenceNumber, a.pkt.Timestamp, a.pkt.Payload = p.marker, p.seq, p.ts, p.payload
+	payload := p.payload
+	if !p.marker {
+		n := len(a.frags)
+		a.frags = append(a.frags, payload...)
+		// Earlier fragments stay where they are if append moves frags.
+		payload = a.frags[n:len(a.frags):len(a.frags)]
+	}
+	a.pkt.Marker, a.pkt.SequenceNumber, a.pkt.Timestamp, a.pkt.Payload = p.marker, p.seq, p.ts, payload
 	aus, err := a.dec.Decode(&a.pkt)
 	a.pkt.Payload = nil
+	if !errors.Is(err, rtpmpeg4audio.ErrMorePacketsNeeded) {
+		a.frags = a.frags[:0] // the decoder holds no fragment
+	}
 	if err != nil {
 		if !errors.Is(err, rtpmpeg4audio.ErrMorePacketsNeeded) {
 			a.r.decodeError(err)

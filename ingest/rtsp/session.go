@@ -267,9 +267,18 @@ func (s *tcpSession) skipFrame() error {
 // serverRequest reads a request of the server and answers it: 200 to
 // keepalives (OPTIONS, GET_PARAMETER), 501 to anything else.
 func (s *tcpSession) serverRequest() error {
+	b, err := s.readRequest()
+	if err != nil {
+		return err
+	}
+	return s.writeRaw(b)
+}
+
+// readRequest reads a request of the server and returns the answer.
+func (s *tcpSession) readRequest() ([]byte, error) {
 	var req base.Request
 	if err := req.Unmarshal(s.br); err != nil {
-		return fmt.Errorf("rtsp request from the camera: %w", err)
+		return nil, fmt.Errorf("rtsp request from the camera: %w", err)
 	}
 	res := base.Response{StatusCode: base.StatusNotImplemented, Header: base.Header{"User-Agent": {s.userAgent}}}
 	if req.Method == base.Options || req.Method == base.GetParameter {
@@ -278,11 +287,7 @@ func (s *tcpSession) serverRequest() error {
 	if v, ok := req.Header["CSeq"]; ok {
 		res.Header["CSeq"] = v
 	}
-	b, err := res.Marshal()
-	if err != nil {
-		return err
-	}
-	return s.writeRaw(b)
+	return res.Marshal()
 }
 
 // handshake connects and sends OPTIONS and DESCRIBE, following redirects.

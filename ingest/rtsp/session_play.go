@@ -31,7 +31,23 @@ type channelUse struct {
 type playState struct {
 	stats    []rtpStats // per track
 	timedOut atomic.Bool
-	pkt      rtpPacket // the packet being handled (read loop only)
+	pkt      rtpPacket   // the packet being handled (read loop only)
+	answers  chan []byte // answers to the camera's requests, written by maintain
+}
+
+// maxQueuedAnswers bounds the answers to the camera's requests waiting to
+// be written; past it a request goes unanswered (a camera that sends
+// requests faster than it reads answers).
+const maxQueuedAnswers = 8
+
+// answer queues an answer for the maintenance goroutine to write: a write
+// can wait for the camera to read, and the read loop waits for nothing
+// but the camera's data.
+func (ps *playState) answer(b []byte) {
+	select {
+	case ps.answers <- b:
+	default:
+	}
 }
 
 // rtpStats are one track's receiver figures for RTCP receiver reports,
@@ -97,7 +113,9 @@ func (st *rtpStats) report(now time.Time) (rtcp.ReceptionReport, bool) {
 // readLoop reads the camera's interleaved RTP until the connection ends,
 // handing each packet to its track's handler straight from the read
 // buffer. The answers to keepalives and the server's requests are handled
-// on the way.
+// on the way. It waits on nothing but the connection: units go to the sink
+// through a handoff that drops rather than waits, and answers to the
+// camera's requests are written by the maintenance goroutine.
 func (s *tcpSession) readLoop(r *reader, channels []int, ps *playState) error {
 	var uses [256]channelUse
 	for i := range uses {
@@ -121,9 +139,11 @@ func (s *tcpSession) readLoop(r *reader, channels []int, ps *playState) error {
 			}
 			continue
 		case 'Q':
-			if err := s.serverRequest(); err != nil {
+			b, err := s.readRequest()
+			if err != nil {
 				return err
 			}
+			ps.answer(b)
 			continue
 		}
 		h, err := s.br.Peek(4)
@@ -201,6 +221,11 @@ func (s *tcpSession) maintain(r *reader, ps *playState, done <-chan struct{}) {
 		select {
 		case <-done:
 			return
+		case b := <-ps.answers:
+			if err := s.writeRaw(b); err != nil {
+				s.close()
+				return
+			}
 		case now := <-t.C:
 			if r.idleFor() > s.timeout {
 				ps.timedOut.Store(true)
@@ -255,7 +280,7 @@ var errPanic = errors.New("panic while reading")
 // play runs the session until the connection ends: the read loop on the
 // caller's goroutine, maintenance beside it. A panic ends the session.
 func (s *tcpSession) playLoop(r *reader, channels []int) (err error) {
-	ps := &playState{stats: make([]rtpStats, len(channels))}
+	ps := &playState{stats: make([]rtpStats, len(channels)), answers: make(chan []byte, maxQueuedAnswers)}
 	for i, ch := range channels {
 		ps.stats[i].channel = ch + 1
 	}

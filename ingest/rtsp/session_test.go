@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,11 +36,14 @@ type scriptedCamera struct {
 	setup  func(line int) string // answer to the n-th SETUP; "" for the default
 	stream bool                  // send media after PLAY (else stall)
 	public string
+	flood  int // loops of the clip sent as fast as the client reads, each write given 5 s (0: two loops, 15 units a second)
 
 	mu       sync.Mutex
 	methods  []base.Method
-	reports  int // RTCP receiver reports received
-	answered int // answers to the camera's own request
+	reports  int   // RTCP receiver reports received
+	answered int   // answers to the camera's own request
+	flooded  bool  // every loop of a flood was sent
+	writeErr error // the first write that failed
 }
 
 func newScriptedCamera(t *testing.T) *scriptedCamera {
@@ -113,7 +117,17 @@ func (c *scriptedCamera) serve(nc net.Conn) {
 	write := func(b []byte) error {
 		wmu.Lock()
 		defer wmu.Unlock()
+		if c.flood > 0 {
+			_ = nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		}
 		_, err := nc.Write(b)
+		if err != nil {
+			c.mu.Lock()
+			if c.writeErr == nil {
+				c.writeErr = err
+			}
+			c.mu.Unlock()
+		}
 		return err
 	}
 	setups := 0
@@ -216,7 +230,11 @@ func (c *scriptedCamera) media(write func([]byte) error, clip *synth.Clip, audio
 	}
 	ai := 0
 	var vseq uint16
-	for loop := range 2 {
+	loops := 2
+	if c.flood > 0 {
+		loops = c.flood
+	}
+	for loop := range loops {
 		for i, u := range clip.Units {
 			n := loop*len(clip.Units) + i
 			ts := uint32(n * 6000)
@@ -270,9 +288,14 @@ func (c *scriptedCamera) media(write func([]byte) error, clip *synth.Clip, audio
 					return
 				}
 			}
-			time.Sleep(time.Second / 15)
+			if c.flood == 0 {
+				time.Sleep(time.Second / 15)
+			}
 		}
 	}
+	c.mu.Lock()
+	c.flooded = true
+	c.mu.Unlock()
 }
 
 // unitSink collects units.
@@ -511,4 +534,65 @@ func TestVideoTrackLoss(t *testing.T) {
 	if errs != 1 {
 		t.Errorf("%d decode errors, want 1", errs)
 	}
+}
+
+// gateSink blocks in Unit until open is closed, as a sink stuck behind a
+// lock or a slow disk would.
+type gateSink struct {
+	unitSink
+	open chan struct{}
+}
+
+func (s *gateSink) Unit(u *media.Unit) {
+	<-s.open
+	s.unitSink.Unit(u)
+}
+
+// TestSessionReadsOnWhileTheSinkIsStuck: a sink that blocks does not stop
+// the reading of the camera. The camera sends about 26 MB as fast as it
+// can, each write given 5 s, while the sink is stuck: every write goes
+// through (the camera never has to drop anything), and the units the sink
+// could not take are dropped and counted on this side. Once the sink is
+// free again, units reach it.
+func TestSessionReadsOnWhileTheSinkIsStuck(t *testing.T) {
+	cam := newScriptedCamera(t)
+	cam.flood = 60
+	cam.start()
+	s := scriptedSource(cam, 5*time.Second)
+	var drops atomic.Int64
+	s.OnDrop = func(reason string) {
+		if reason == DropQueueFull {
+			drops.Add(1)
+		}
+	}
+	sink := &gateSink{open: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, sink) }()
+	var opened bool
+	defer func() {
+		if !opened {
+			close(sink.open)
+		}
+		cancel()
+		<-done
+	}()
+	waitFor(t, "the camera to send every loop, or fail a write", 120*time.Second, func() bool {
+		cam.mu.Lock()
+		defer cam.mu.Unlock()
+		return cam.flooded || cam.writeErr != nil
+	})
+	cam.mu.Lock()
+	werr := cam.writeErr
+	cam.mu.Unlock()
+	if werr != nil {
+		t.Fatalf("the camera could not send: %v (the client stopped reading)", werr)
+	}
+	if drops.Load() == 0 {
+		t.Fatal("no unit counted as dropped while the sink was stuck")
+	}
+	opened = true
+	close(sink.open)
+	waitFor(t, "units once the sink is free", 10*time.Second, func() bool { return len(sink.byTrack(0)) > 0 })
+	t.Logf("%d units dropped while the sink was stuck", drops.Load())
 }

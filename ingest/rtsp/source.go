@@ -40,6 +40,11 @@ type Source struct {
 	// OnDecodeError is called for RTP that cannot be decoded. Optional.
 	OnDecodeError func(err error)
 
+	// OnDrop is called for each unit the sink did not take in time
+	// (reason DropQueueFull): the camera is read on, whatever the sink
+	// does. Optional.
+	OnDrop func(reason string)
+
 	// allowed, when set, replaces the address policy of the dial guard
 	// (tests use it to let one loopback address through).
 	allowed func(netip.Addr) bool
@@ -68,11 +73,13 @@ func New(cam ingest.Camera, cfg ingest.SourceConfig, log *zap.Logger) *Source {
 	return &Source{cam: cam, cfg: cfg, log: log}
 }
 
-// Driver returns an ingest.Driver for rtsp:// and rtsps:// URLs.
-func Driver(log *zap.Logger, onDecodeError func(error)) ingest.Driver {
+// Driver returns an ingest.Driver for rtsp:// and rtsps:// URLs; its
+// sources report to onDecodeError and onDrop (either may be nil).
+func Driver(log *zap.Logger, onDecodeError func(error), onDrop func(reason string)) ingest.Driver {
 	return func(cam ingest.Camera, cfg ingest.SourceConfig) (ingest.Source, error) {
 		s := New(cam, cfg, log.With(zap.String("camera", cam.ID)))
 		s.OnDecodeError = onDecodeError
+		s.OnDrop = onDrop
 		return s, nil
 	}
 }
@@ -150,6 +157,8 @@ func (s *Source) runTCP(ctx context.Context, u *base.URL, sink ingest.Sink) erro
 	if err := r.makeHandlers(); err != nil {
 		return err
 	}
+	r.out = newHandoff(sink, 0, s.OnDrop)
+	defer r.out.close()
 	channels, err := ses.setup(desc.BaseURL, r.medias)
 	if err != nil {
 		return fail(err)
@@ -213,6 +222,11 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 	if err := r.makeHandlers(); err != nil {
 		return err
 	}
+	// Closed after the client (deferred before it): no packet callback
+	// runs by then.
+	r.out = newHandoff(sink, 0, s.OnDrop)
+	defer c.Close()
+	defer r.out.close()
 	for _, m := range r.medias {
 		if _, err := c.Setup(desc.BaseURL, m, 0, 0); err != nil {
 			return classify(err)
@@ -300,7 +314,8 @@ type reader struct {
 	tracks   []*media.Track
 	handlers []packetHandler // per track
 
-	sink          ingest.Sink
+	sink          ingest.Sink // without out (tests): called by the reading goroutine
+	out           *handoff    // to the sink
 	onDecodeError func(error)
 
 	mu        sync.Mutex
@@ -323,17 +338,28 @@ func (r *reader) panicErr() error {
 	return r.panicked
 }
 
-// videoTime maps a video frame's RTP timestamp through the session's
-// clock: anchored to the local clock at the first frame, so a camera's
-// wrong clock never misplaces recordings, with its jumps absorbed and its
-// rate corrected (ingest.Clock). It returns the output time and its wall
-// time.
-func (r *reader) videoTime(ts uint32, key bool, now time.Time) (time.Duration, time.Time) {
+// videoTicks puts a video frame's RTP timestamp on the session's time
+// axis (90 kHz ticks, camera jumps absorbed: timeline).
+func (r *reader) videoTicks(ts uint32, key bool, now time.Time) int64 {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
-	pts := ticksToDuration(r.times.videoTicks(ts, key, now), 90000)
-	o := r.clock.Video(pts, now)
-	return o, r.clock.Wall(o)
+	return r.times.videoTicks(ts, key, now)
+}
+
+// videoTimes maps a video frame's presentation and decoding times (ticks
+// of the session's axis) through the session's clock: anchored to the
+// local clock at the first frame, so a camera's wrong clock never
+// misplaces recordings, with its rate corrected (ingest.Clock). The clock
+// follows the decoding times, which arrive in order and in step with the
+// camera's sending; presentation times of B-frames go back and forth by a
+// few frames and would pass for a wrong rate. It returns the output times
+// and the wall time of the decoding time.
+func (r *reader) videoTimes(pts, dts int64, now time.Time) (opts, odts time.Duration, wall time.Time) {
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	odts = r.clock.Video(ticksToDuration(dts, 90000), now)
+	opts = r.clock.Map(ticksToDuration(pts, 90000))
+	return opts, odts, r.clock.Wall(odts)
 }
 
 // otherTime maps a timestamp of another track, whose clock runs at rate,
@@ -421,6 +447,10 @@ const floodErrors = 50
 func (r *reader) deliver(u *media.Unit) {
 	if r.errsSince.Swap(0) < floodErrors {
 		r.lastUnit.Store(time.Now().UnixNano())
+	}
+	if r.out != nil {
+		r.out.put(u)
+		return
 	}
 	r.sink.Unit(u)
 }

@@ -1,20 +1,52 @@
 package rtsp
 
-import "time"
+import (
+	"time"
+
+	"github.com/vigia/vigia/ingest"
+)
 
 // unwrapper turns a track's 32-bit RTP timestamps into a continuous count
 // of ticks: each step is the signed 32-bit difference to the last one, so
-// the wrap at 2^32 is invisible.
+// the wrap at 2^32 is invisible. A step longer than maxStep either way is
+// a jump of the camera's clock: the count goes on one frame after the
+// furthest point it had reached, so what follows (decoding times, the
+// session's clock) never sees the jump. Steps are taken in arrival
+// (decoding) order, in which the timestamps of B-frames go back and forth
+// by a few frames: far less than maxStep.
 type unwrapper struct {
-	started bool
 	prev    uint32
 	ticks   int64
+	maxStep int64
+
+	first   int64 // ticks of the first timestamp
+	horizon int64 // the furthest ticks reached
+	n       int64 // timestamps counted
+}
+
+func newUnwrapper(ts uint32, start int64, rate int) *unwrapper {
+	return &unwrapper{prev: ts, ticks: start, first: start, horizon: start, n: 1,
+		maxStep: durationToTicks(ingest.DefaultJumpAfter, rate)}
 }
 
 func (u *unwrapper) next(ts uint32) int64 {
-	u.ticks += int64(int32(ts - u.prev))
+	d := int64(int32(ts - u.prev))
 	u.prev = ts
+	if d > u.maxStep || d < -u.maxStep {
+		d = u.horizon + u.frame() - u.ticks
+	}
+	u.ticks += d
+	u.horizon = max(u.horizon, u.ticks)
+	u.n++
 	return u.ticks
+}
+
+// frame is the mean advance per timestamp so far (at least one tick).
+func (u *unwrapper) frame() int64 {
+	if u.n < 2 {
+		return 1
+	}
+	return max((u.horizon-u.first)/(u.n-1), 1)
 }
 
 // timeline puts the tracks of a session on one time axis, as gortsplib's
@@ -23,7 +55,7 @@ func (u *unwrapper) next(ts uint32) int64 {
 // of its last keyframe plus the wall time since), and follows its own RTP
 // clock after that.
 type timeline struct {
-	video      unwrapper
+	video      *unwrapper
 	anchorAt   time.Time // arrival of the last video keyframe
 	anchorTick int64     // its video ticks (90 kHz)
 	others     map[int]*unwrapper
@@ -31,10 +63,12 @@ type timeline struct {
 
 // videoTicks unwraps a video timestamp; keyframes move the anchor.
 func (t *timeline) videoTicks(ts uint32, key bool, now time.Time) int64 {
-	if !t.video.started {
-		t.video = unwrapper{started: true, prev: ts}
+	var v int64
+	if t.video == nil {
+		t.video = newUnwrapper(ts, 0, 90000)
+	} else {
+		v = t.video.next(ts)
 	}
-	v := t.video.next(ts)
 	if key || t.anchorAt.IsZero() {
 		t.anchorAt, t.anchorTick = now, v
 	}
@@ -42,7 +76,7 @@ func (t *timeline) videoTicks(ts uint32, key bool, now time.Time) int64 {
 }
 
 // started reports whether video has started the axis.
-func (t *timeline) started() bool { return t.video.started }
+func (t *timeline) started() bool { return t.video != nil }
 
 // otherTicks unwraps a timestamp of track idx, whose clock runs at rate.
 // Call it only after video started.
@@ -53,8 +87,8 @@ func (t *timeline) otherTicks(idx int, ts uint32, rate int, now time.Time) int64
 			t.others = map[int]*unwrapper{}
 		}
 		start := t.anchorTick*int64(rate)/90000 + durationToTicks(now.Sub(t.anchorAt), rate)
-		u = &unwrapper{started: true, prev: ts, ticks: start}
-		t.others[idx] = u
+		t.others[idx] = newUnwrapper(ts, start, rate)
+		return start
 	}
 	return u.next(ts)
 }

@@ -77,6 +77,7 @@ type videoTrack struct {
 	seqStarted bool
 	nextSeq    uint16
 	lost       bool // a unit was lost: drop until the next keyframe
+	delivered  bool // a unit was handed on: the next loss is a gap
 }
 
 func newVideoTrack(r *reader, idx int, c videoCodec) *videoTrack {
@@ -128,7 +129,11 @@ func (v *videoTrack) unit(au [][]byte, ts uint32, buf *media.Buffer) {
 			buf.Put()
 			return // refers to a lost unit
 		}
-		v.lost, gap = false, v.dts != nil
+		// The keyframe after a loss starts a new segment: its decoding
+		// times start afresh, as at the first keyframe, instead of being
+		// spread over the hole by the extractor (which derives each
+		// decoding time from the last one).
+		v.lost, gap, v.dts = false, v.delivered, nil
 	}
 	if v.dts == nil {
 		if !key {
@@ -137,14 +142,15 @@ func (v *videoTrack) unit(au [][]byte, ts uint32, buf *media.Buffer) {
 		}
 		v.dts = v.c.newDTS()
 	}
-	o, wall := r.videoTime(ts, key, v.now)
-	ot := durationToTicks(o, 90000)
-	d, err := v.dts.Extract(au, ot)
+	pt := r.videoTicks(ts, key, v.now)
+	d, err := v.dts.Extract(au, pt)
 	if err != nil {
 		v.failed(err)
 		v.dts = nil
 		buf.Put()
 		return
 	}
-	r.deliver(&media.Unit{Track: v.idx, PTS: ticksToDuration(ot, 90000), DTS: ticksToDuration(d, 90000), Time: wall, Key: key, Gap: gap, NALUs: au, Buf: buf})
+	pts, dts, wall := r.videoTimes(pt, d, v.now)
+	v.delivered = true
+	r.deliver(&media.Unit{Track: v.idx, PTS: pts, DTS: dts, Time: wall, Key: key, Gap: gap, NALUs: au, Buf: buf})
 }
