@@ -232,12 +232,11 @@ func (a *App) startRecorder() error {
 		func() float64 { return float64(a.spool.Bytes()) },
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
-	dropped := func(reason string) { a.metrics.FramesDropped.WithLabelValues(reason).Inc() }
 	a.live = live.New(live.Config{Secret: a.secret, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
 	a.rec = recorder.New(recorder.Config{
 		NodeID:  cfg.NodeID,
 		Spool:   a.spool,
-		Drivers: a.ingestDrivers(decodeErr, dropped),
+		Drivers: a.ingestDrivers(decodeErr),
 		Resolve: a.resolveCamera,
 		Ends:    natsEnds{bus: a.bus, node: cfg.NodeID},
 		Source: ingest.SourceConfig{

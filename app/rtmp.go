@@ -19,7 +19,7 @@ import (
 // ingestDrivers builds the source drivers of the recorder by URL scheme:
 // RTSP, RTMP pull, RTMP push (through the node's push server, which it
 // creates) and P2P (resolved to one of the others).
-func (a *App) ingestDrivers(decodeErr func(error), dropped func(reason string)) ingest.Registry {
+func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
 	rtspLog := a.log.With(zap.String("component", "rtsp"))
 	rtmpLog := a.log.With(zap.String("component", "rtmp"))
 	conns := prometheus.NewCounter(prometheus.CounterOpts{
@@ -41,8 +41,8 @@ func (a *App) ingestDrivers(decodeErr func(error), dropped func(reason string)) 
 		Log:           rtmpLog,
 	})
 	reg := ingest.Registry{
-		"rtsp":      rtsp.Driver(rtspLog, decodeErr, dropped),
-		"rtsps":     rtsp.Driver(rtspLog, decodeErr, dropped),
+		"rtsp":      rtsp.Driver(rtspLog, decodeErr),
+		"rtsps":     rtsp.Driver(rtspLog, decodeErr),
 		"rtmp":      rtmp.Driver(rtmpLog, decodeErr),
 		"rtmps":     rtmp.Driver(rtmpLog, decodeErr),
 		"rtmp-push": rtmp.PushDriver(a.rtmp),

@@ -16,9 +16,16 @@ var _ ingest.Sink = (*pipeline)(nil)
 
 // item is one message from the source to the pipeline goroutine.
 type item struct {
-	tracks []*media.Track
+	tracks []*media.Track // a new run's tracks, for the pipeline goroutine itself
+	run    *sourceRun     // the run the unit belongs to
 	unit   *media.Unit
 	gap    bool // units were lost before this keyframe
+}
+
+// sourceRun is one run of the source: its tracks, as Tracks gave them.
+type sourceRun struct {
+	tracks []*media.Track
+	video  int // index of the video track, -1 without
 }
 
 // pipeline is a camera's single owner goroutine: it takes units from a
@@ -30,32 +37,29 @@ type pipeline struct {
 	writer    *segmenter.Writer
 	consumers []Consumer
 
-	videoTrack atomic.Int32
-	skipping   atomic.Bool // video units are dropped until the next keyframe
+	cur      atomic.Pointer[sourceRun] // the source's current run
+	applied  *sourceRun                // the run the segmenter and consumers were told of (pipeline goroutine)
+	skipping atomic.Bool               // video units are dropped until the next keyframe
 }
 
 func newPipeline(ctx context.Context, o *owner, queue int, w *segmenter.Writer) *pipeline {
-	p := &pipeline{o: o, ctx: ctx, ch: make(chan item, queue), writer: w}
-	p.videoTrack.Store(-1)
-	return p
+	return &pipeline{o: o, ctx: ctx, ch: make(chan item, queue), writer: w}
 }
 
-// Tracks implements ingest.Sink.
+// Tracks implements ingest.Sink. It never waits: the new run's tracks go
+// with each of its units, and the pipeline goroutine starts the run at the
+// first of them, after the units of the run before still queued.
 func (p *pipeline) Tracks(tracks []*media.Track) error {
-	p.videoTrack.Store(-1)
+	run := &sourceRun{tracks: tracks, video: -1}
 	for i, t := range tracks {
 		if t.Codec.IsVideo() {
-			p.videoTrack.Store(int32(i))
+			run.video = i
 			break
 		}
 	}
+	p.cur.Store(run)
 	p.skipping.Store(false)
-	select {
-	case p.ch <- item{tracks: tracks}:
-		return nil
-	case <-p.ctx.Done():
-		return p.ctx.Err()
-	}
+	return nil
 }
 
 // Unit implements ingest.Sink. It never blocks: when the queue is full the
@@ -63,11 +67,17 @@ func (p *pipeline) Tracks(tracks []*media.Track) error {
 // discontinuity so that no segment holds undecodable frames.
 func (p *pipeline) Unit(u *media.Unit) {
 	m := p.o.r.cfg.Metrics
-	video := u.Track == int(p.videoTrack.Load())
+	run := p.cur.Load()
 	if m != nil {
 		m.FramesReceived.Inc()
 		m.BytesReceived.Add(float64(u.Size()))
 	}
+	if run == nil || u.Track < 0 || u.Track >= len(run.tracks) {
+		p.o.dropped("no_params")
+		u.Release()
+		return
+	}
+	video := u.Track == run.video
 	gap := false
 	if video && p.skipping.Load() {
 		if !u.Key {
@@ -78,7 +88,7 @@ func (p *pipeline) Unit(u *media.Unit) {
 		gap = true
 	}
 	select {
-	case p.ch <- item{unit: u, gap: gap}:
+	case p.ch <- item{run: run, unit: u, gap: gap}:
 		if gap {
 			p.skipping.Store(false)
 		}
@@ -100,6 +110,10 @@ func (p *pipeline) run() {
 		}
 	}()
 	for it := range p.ch {
+		if it.run != p.applied {
+			p.applied = it.run
+			p.handle(item{tracks: it.run.tracks})
+		}
 		p.handle(it)
 	}
 }

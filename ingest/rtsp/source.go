@@ -40,11 +40,6 @@ type Source struct {
 	// OnDecodeError is called for RTP that cannot be decoded. Optional.
 	OnDecodeError func(err error)
 
-	// OnDrop is called for each unit the sink did not take in time
-	// (reason DropQueueFull): the camera is read on, whatever the sink
-	// does. Optional.
-	OnDrop func(reason string)
-
 	// allowed, when set, replaces the address policy of the dial guard
 	// (tests use it to let one loopback address through).
 	allowed func(netip.Addr) bool
@@ -74,12 +69,11 @@ func New(cam ingest.Camera, cfg ingest.SourceConfig, log *zap.Logger) *Source {
 }
 
 // Driver returns an ingest.Driver for rtsp:// and rtsps:// URLs; its
-// sources report to onDecodeError and onDrop (either may be nil).
-func Driver(log *zap.Logger, onDecodeError func(error), onDrop func(reason string)) ingest.Driver {
+// sources report to onDecodeError (may be nil).
+func Driver(log *zap.Logger, onDecodeError func(error)) ingest.Driver {
 	return func(cam ingest.Camera, cfg ingest.SourceConfig) (ingest.Source, error) {
 		s := New(cam, cfg, log.With(zap.String("camera", cam.ID)))
 		s.OnDecodeError = onDecodeError
-		s.OnDrop = onDrop
 		return s, nil
 	}
 }
@@ -157,8 +151,6 @@ func (s *Source) runTCP(ctx context.Context, u *base.URL, sink ingest.Sink) erro
 	if err := r.makeHandlers(); err != nil {
 		return err
 	}
-	r.out = newHandoff(sink, 0, s.OnDrop)
-	defer r.out.close()
 	channels, err := ses.setup(desc.BaseURL, r.medias)
 	if err != nil {
 		return fail(err)
@@ -222,11 +214,6 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 	if err := r.makeHandlers(); err != nil {
 		return err
 	}
-	// Closed after the client (deferred before it): no packet callback
-	// runs by then.
-	r.out = newHandoff(sink, 0, s.OnDrop)
-	defer c.Close()
-	defer r.out.close()
 	for _, m := range r.medias {
 		if _, err := c.Setup(desc.BaseURL, m, 0, 0); err != nil {
 			return classify(err)
@@ -314,8 +301,7 @@ type reader struct {
 	tracks   []*media.Track
 	handlers []packetHandler // per track
 
-	sink          ingest.Sink // without out (tests): called by the reading goroutine
-	out           *handoff    // to the sink
+	sink          ingest.Sink // never waits (ingest.Sink): called by the reading goroutine
 	onDecodeError func(error)
 
 	mu        sync.Mutex
@@ -447,10 +433,6 @@ const floodErrors = 50
 func (r *reader) deliver(u *media.Unit) {
 	if r.errsSince.Swap(0) < floodErrors {
 		r.lastUnit.Store(time.Now().UnixNano())
-	}
-	if r.out != nil {
-		r.out.put(u)
-		return
 	}
 	r.sink.Unit(u)
 }

@@ -1,0 +1,136 @@
+package recorder
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
+)
+
+// gateConsumer blocks in its first Unit until open is closed, and records
+// what it is given.
+type gateConsumer struct {
+	open chan struct{}
+	once sync.Once
+
+	mu  sync.Mutex
+	log []string // "tracks" or "unit", in order
+}
+
+func (c *gateConsumer) Tracks([]*media.Track) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log = append(c.log, "tracks")
+}
+
+func (c *gateConsumer) Unit(u *media.Unit) {
+	c.once.Do(func() { <-c.open })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log = append(c.log, "unit")
+}
+
+func (c *gateConsumer) Close() {}
+
+// twoRuns announces a run, sends units, announces a second run and sends
+// more, as fast as it can, then reports that every call returned.
+type twoRuns struct {
+	a, b     *synth.Clip
+	n        int
+	returned chan struct{}
+	more     chan struct{} // then the second run sends a GOP more
+}
+
+func (s twoRuns) Run(ctx context.Context, sink ingest.Sink) error {
+	for _, clip := range []*synth.Clip{s.a, s.b} {
+		tr := clip.Track()
+		if err := sink.Tracks([]*media.Track{&tr}); err != nil {
+			return err
+		}
+		for i := range s.n {
+			u := clip.Units[i%len(clip.Units)]
+			u.PTS = time.Duration(i) * 66 * time.Millisecond
+			u.DTS, u.Time = u.PTS, time.Now().Add(u.PTS)
+			sink.Unit(&u)
+		}
+	}
+	close(s.returned)
+	<-s.more
+	for i := range 30 {
+		u := s.b.Units[i]
+		u.PTS = time.Duration(s.n+i) * 66 * time.Millisecond
+		u.DTS, u.Time = u.PTS, time.Now().Add(u.PTS)
+		sink.Unit(&u)
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// The source never waits on the pipeline: with its goroutine stuck in a
+// consumer, Unit and Tracks return at once (units past the queue are
+// dropped), and the second run's tracks reach the consumers after the
+// first run's units, before the second's.
+func TestPipelineNeverWaits(t *testing.T) {
+	big, err := synth.Fixture(synth.CodecH264, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := synth.Fixture(synth.CodecH264, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg := newRig(t)
+	gate := &gateConsumer{open: make(chan struct{})}
+	rg.rec.cfg.Consumers = []ConsumerFactory{func(string) Consumer { return gate }}
+	rg.rec.cfg.QueueSize = 16
+	returned, more := make(chan struct{}), make(chan struct{})
+	rg.rec.cfg.Drivers["fake"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {
+		return twoRuns{a: big, b: small, n: 100, returned: returned, more: more}, nil
+	}
+	rg.rec.Record(cam("c1", "fake://two-runs"), 1)
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the source waited on a stuck pipeline")
+	}
+	close(gate.open)
+	testenv.WaitFor(t, 10*time.Second, "the queue drained", func() bool {
+		gate.mu.Lock()
+		defer gate.mu.Unlock()
+		return countOf(gate.log, "unit") == 1+16 // the unit that was stuck, and a queue's worth
+	})
+	close(more)
+	testenv.WaitFor(t, 10*time.Second, "the second run's units at the consumer", func() bool {
+		gate.mu.Lock()
+		defer gate.mu.Unlock()
+		n := len(gate.log)
+		return countOf(gate.log, "tracks") == 2 && gate.log[n-1] == "unit"
+	})
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if countOf(gate.log, "tracks") != 2 {
+		t.Fatalf("consumer told of %d runs, want 2: %v", countOf(gate.log, "tracks"), gate.log)
+	}
+	units := countOf(gate.log, "unit")
+	if units >= 200 {
+		t.Errorf("all %d units reached the stuck consumer: none dropped", units)
+	}
+	if gate.log[0] != "tracks" {
+		t.Errorf("first call %q, want the first run's tracks", gate.log[0])
+	}
+}
+
+func countOf(l []string, s string) int {
+	n := 0
+	for _, x := range l {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
