@@ -83,7 +83,7 @@ func TestKeys(t *testing.T) {
 		{"storage.secret_key", "VIGIA_STORAGE_SECRET_KEY", "", true},
 		{"operator_token", "VIGIA_OPERATOR_TOKEN", "", true},
 		{"ingest.allow_private_networks", "VIGIA_INGEST_ALLOW_PRIVATE_NETWORKS", "false", false},
-		{"recording.spool_max_bytes", "VIGIA_RECORDING_SPOOL_MAX_BYTES", "2GiB", false},
+		{"recording.spool_max_bytes", "VIGIA_RECORDING_SPOOL_MAX_BYTES", "0", false},
 		{"nats.token", "VIGIA_NATS_TOKEN", "", true},
 		{"security.secret", "VIGIA_SECURITY_SECRET", "", true},
 		{"cameras[].url", "", "", true},

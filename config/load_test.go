@@ -32,7 +32,10 @@ func TestDefault(t *testing.T) {
 		{"nats.listen", c.NATS.Listen, "127.0.0.1:4222"},
 		{"recording.segment_duration", c.Recording.SegmentDuration.Duration(), 60 * time.Second},
 		{"recording.fragment_duration", c.Recording.FragmentDuration.Duration(), time.Second},
-		{"recording.spool_max_bytes", c.Recording.SpoolMaxBytes.Bytes(), int64(2 << 30)},
+		{"recording.spool_max_bytes", c.Recording.SpoolMaxBytes.Bytes(), int64(0)},
+		{"recording.outage_budget", c.Recording.OutageBudget.Duration(), 10 * time.Minute},
+		{"recording.camera_bitrate_mbps", c.Recording.CameraBitrateMbps, 2.0},
+		{"recording.max_cameras", c.Recording.MaxCameras, 0},
 		{"recording.upload_concurrency", c.Recording.UploadConcurrency, 4},
 		{"ingest.read_timeout", c.Ingest.ReadTimeout.Duration(), 10 * time.Second},
 		{"ingest.connect_rate", c.Ingest.ConnectRate, 20.0},
@@ -135,7 +138,7 @@ ingest: {allow_private_networks: true, connect_rate: 5}
 		env  []string
 		want result
 	}{
-		{"defaults", nil, nil, result{"127.0.0.1:8080", 2 << 30, time.Minute, false, 20}},
+		{"defaults", nil, nil, result{"127.0.0.1:8080", 0, time.Minute, false, 20}},
 		{"file overrides defaults", []string{"--config", file}, nil,
 			result{"127.0.0.1:1001", 1 << 30, 30 * time.Second, true, 5}},
 		{"config file from env", nil, []string{"VIGIA_CONFIG=" + file},
@@ -148,7 +151,7 @@ ingest: {allow_private_networks: true, connect_rate: 5}
 		{"empty env is unset", []string{"--config", file}, []string{"VIGIA_HTTP_ADDR="},
 			result{"127.0.0.1:1001", 1 << 30, 30 * time.Second, true, 5}},
 		{"later env entry wins", nil, []string{"VIGIA_HTTP_ADDR=127.0.0.1:1", "VIGIA_HTTP_ADDR=127.0.0.1:2"},
-			result{"127.0.0.1:2", 2 << 30, time.Minute, false, 20}},
+			result{"127.0.0.1:2", 0, time.Minute, false, 20}},
 		{"flag overrides env", []string{
 			"--config", file, "--http.addr", "127.0.0.1:1003", "--recording.spool_max_bytes=10MB",
 			"--recording.segment_duration", "2m", "--ingest.allow_private_networks", "--ingest.connect_rate=7",
@@ -158,7 +161,7 @@ ingest: {allow_private_networks: true, connect_rate: 5}
 			"VIGIA_INGEST_CONNECT_RATE=0.5",
 		}, result{"127.0.0.1:1003", 10_000_000, 2 * time.Minute, true, 7}},
 		{"unrelated VIGIA variables ignored", nil, []string{"VIGIA_TOOLS=/opt/tools", "VIGIA_HTTP=x", "HTTP_ADDR=x"},
-			result{"127.0.0.1:8080", 2 << 30, time.Minute, false, 20}},
+			result{"127.0.0.1:8080", 0, time.Minute, false, 20}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,7 +255,7 @@ func TestRegisterFlags(t *testing.T) {
 	var usage strings.Builder
 	fs.SetOutput(&usage)
 	fs.PrintDefaults()
-	for _, want := range []string{"-http.addr", "VIGIA_HTTP_ADDR", "-config file", "(default 2GiB)"} {
+	for _, want := range []string{"-http.addr", "VIGIA_HTTP_ADDR", "-config file", "(default 1MiB)"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage lacks %q", want)
 		}

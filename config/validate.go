@@ -102,8 +102,15 @@ func (c *Config) validateRecording(v *validator) {
 	if r.ReleaseMemoryEvery < 0 {
 		v.add("recording.release_memory_every", fmt.Errorf("%w %s (want 0 or more)", ErrInvalidValue, r.ReleaseMemoryEvery))
 	}
-	if r.SpoolMaxBytes <= 0 {
-		v.add("recording.spool_max_bytes", fmt.Errorf("%w %s (want more than 0)", ErrInvalidValue, r.SpoolMaxBytes))
+	if r.SpoolMaxBytes < 0 {
+		v.add("recording.spool_max_bytes", fmt.Errorf("%w %s (want 0 or more)", ErrInvalidValue, r.SpoolMaxBytes))
+	}
+	v.positive("recording.outage_budget", r.OutageBudget)
+	if !(r.CameraBitrateMbps > 0) {
+		v.add("recording.camera_bitrate_mbps", fmt.Errorf("%w %v (want more than 0)", ErrInvalidValue, r.CameraBitrateMbps))
+	}
+	if r.MaxCameras < 0 {
+		v.add("recording.max_cameras", fmt.Errorf("%w %d (want 0 or more)", ErrInvalidValue, r.MaxCameras))
 	}
 	if r.UploadConcurrency < 1 {
 		v.add("recording.upload_concurrency", fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, r.UploadConcurrency))

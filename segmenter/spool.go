@@ -23,8 +23,11 @@ type SpoolConfig struct {
 	// Dir holds one folder per camera with its spooled segments.
 	Dir string
 
-	// MaxBytes is the quota of the spool. When it is exceeded, the oldest
-	// finished segments not being uploaded are dropped. It defaults to 2 GiB.
+	// MaxBytes is the quota of the backlog: the finished segments waiting
+	// for storage behind a newer finished segment of their camera (the
+	// segments being written and each camera's newest finished one do not
+	// count). When it is exceeded, the oldest segments of the backlog not
+	// being uploaded are dropped. It defaults to 2 GiB.
 	MaxBytes int64
 
 	// Workers is the number of concurrent uploads. It defaults to 4.
@@ -69,8 +72,10 @@ type Spool struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	queue   []*queued
+	newest  map[string]*queued // each camera's newest finished segment
 	busyCam map[string]bool
-	bytes   int64
+	bytes   int64 // everything on disk: open and finished segments
+	backlog int64 // what counts against the quota (spool_quota.go)
 	closed  bool
 }
 
@@ -78,6 +83,7 @@ type queued struct {
 	seg     Segment
 	readyAt time.Time
 	busy    bool
+	backlog bool // a newer finished segment of the camera is queued
 }
 
 // NewSpool creates the spool folder. Call Start to recover leftovers and
@@ -124,7 +130,7 @@ func NewSpool(cfg SpoolConfig) (*Spool, error) {
 		group = g
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Spool{cfg: cfg, ctx: ctx, cancel: cancel, busyCam: map[string]bool{}, group: group}
+	s := &Spool{cfg: cfg, ctx: ctx, cancel: cancel, busyCam: map[string]bool{}, newest: map[string]*queued{}, group: group}
 	s.cond = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -258,36 +264,13 @@ func readMeta(path string) (Segment, error) {
 	return meta, nil
 }
 
-// addBytes accounts for n more bytes on disk and enforces the quota.
+// addBytes accounts for n more bytes on disk (an open segment growing, or
+// a file removed). The quota does not count open segments: it is enforced
+// when a segment is queued (enqueue).
 func (s *Spool) addBytes(n int64) {
 	s.mu.Lock()
 	s.bytes += n
-	var dropped []Segment
-	for s.bytes > s.cfg.MaxBytes {
-		i := -1
-		for j, q := range s.queue {
-			if !q.busy {
-				i = j
-				break
-			}
-		}
-		if i < 0 {
-			break
-		}
-		q := s.queue[i]
-		s.queue = append(s.queue[:i], s.queue[i+1:]...)
-		s.bytes -= q.seg.Size
-		dropped = append(dropped, q.seg)
-	}
 	s.mu.Unlock()
-	for _, seg := range dropped {
-		removeSegmentFiles(seg.Path)
-		s.cfg.Log.Error("spool full, oldest segment dropped",
-			zap.String("camera", seg.Camera), zap.Int64("start_ms", seg.StartMs()), zap.Int64("size", seg.Size))
-		if s.cfg.OnDropped != nil {
-			s.cfg.OnDropped(seg, "spool_full")
-		}
-	}
 }
 
 // reserve makes room before a segment starts: while the spool's disk has
@@ -335,8 +318,7 @@ func (s *Spool) dropOldest(err error) bool {
 	for i, q := range s.queue {
 		if !q.busy {
 			victim = q
-			s.queue = append(s.queue[:i], s.queue[i+1:]...)
-			s.bytes -= q.seg.Size
+			s.unqueue(i)
 			break
 		}
 	}
@@ -352,14 +334,6 @@ func (s *Spool) dropOldest(err error) bool {
 		s.cfg.OnDropped(victim.seg, "disk_full")
 	}
 	return true
-}
-
-// enqueue queues a finished segment for upload.
-func (s *Spool) enqueue(seg Segment) {
-	s.mu.Lock()
-	s.queue = append(s.queue, &queued{seg: seg, readyAt: time.Now()})
-	s.mu.Unlock()
-	s.cond.Signal()
 }
 
 func removeSegmentFiles(path string) {

@@ -37,11 +37,10 @@ func (s *Spool) done(q *queued, stored bool) {
 	if stored {
 		for i, x := range s.queue {
 			if x == q {
-				s.queue = append(s.queue[:i], s.queue[i+1:]...)
+				s.unqueue(i)
 				break
 			}
 		}
-		s.bytes -= q.seg.Size
 	}
 	s.mu.Unlock()
 	s.cond.Broadcast()

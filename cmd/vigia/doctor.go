@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -329,7 +331,8 @@ func serverSkew(ctx context.Context, base string, now func() time.Time) (time.Du
 }
 
 // checkSpool checks that the spool directory can be written and that its
-// file system has room for recording.spool_max_bytes.
+// file system has room for recording.spool_max_bytes and the open
+// segments of the node's cameras.
 func checkSpool(cfg *config.Config, d doctorDeps) finding {
 	dir := cfg.Recording.SpoolDir
 	existing := dir
@@ -357,11 +360,17 @@ func checkSpool(cfg *config.Config, d doctorDeps) finding {
 	if err != nil {
 		return finding{false, fmt.Sprintf("spool: cannot read the free space of %s: %v", existing, oneLine(err))}
 	}
-	want := uint64(cfg.Recording.SpoolMaxBytes)
-	if free < want {
-		return finding{false, fmt.Sprintf("spool: only %s free for %s, less than recording.spool_max_bytes (%s): free space or lower the quota", humanBytes(free), dir, humanBytes(want))}
+	// The spool needs its quota plus each camera's open and newest
+	// finished segment; a derived quota is sized to fit (app.PlanCapacity).
+	plan := app.PlanCapacity(cfg.Recording, runtime.GOMAXPROCS(0), int64(min(free, math.MaxInt64)))
+	want, quota := uint64(plan.DiskBytes), uint64(plan.QuotaBytes)
+	if plan.Cameras == 0 {
+		return finding{false, fmt.Sprintf("spool: only %s free for %s, not the outage budget of one camera (recording.spool_max_bytes (%s) plus 2 segments): free space or lower recording.outage_budget", humanBytes(free), dir, humanBytes(quota))}
 	}
-	return finding{true, fmt.Sprintf("spool: %s free for %s (recording.spool_max_bytes %s)", humanBytes(free), dir, humanBytes(want))}
+	if free < want {
+		return finding{false, fmt.Sprintf("spool: only %s free for %s, less than the %s the spool needs for %d cameras (recording.spool_max_bytes (%s) plus 2 segments a camera): free space, lower the quota or set recording.max_cameras", humanBytes(free), dir, humanBytes(want), plan.Cameras, humanBytes(quota))}
+	}
+	return finding{true, fmt.Sprintf("spool: %s free for %s (recording.spool_max_bytes %s; %d cameras, bound: %s)", humanBytes(free), dir, humanBytes(quota), plan.Cameras, plan.Bound)}
 }
 
 // writableDir reports whether files can be created in dir.

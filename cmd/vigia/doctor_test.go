@@ -217,9 +217,20 @@ func TestDoctorSpool(t *testing.T) {
 	cfg := doctorConfig(t, "nats://127.0.0.1:1")
 	d := healthyDeps()
 	d.freeBytes = func(string) (uint64, error) { return 1 << 30, nil }
+	cfg.Recording.SpoolMaxBytes = 2 << 30
 	f := checkSpool(cfg, d)
 	if f.ok || !strings.Contains(f.msg, "only 1.0 GiB free") || !strings.Contains(f.msg, "recording.spool_max_bytes (2.0 GiB)") {
 		t.Errorf("small disk: %+v", f)
+	}
+	// A derived quota fits the disk: 1 GiB holds the 10-minute outage
+	// budget of 5 cameras at 2 Mbit/s, 100 MB not one camera's.
+	cfg.Recording.SpoolMaxBytes = 0
+	if f := checkSpool(cfg, d); !f.ok || !strings.Contains(f.msg, "5 cameras, bound: spool_disk") {
+		t.Errorf("derived quota on a small disk: %+v", f)
+	}
+	d.freeBytes = func(string) (uint64, error) { return 100e6, nil }
+	if f := checkSpool(cfg, d); f.ok || !strings.Contains(f.msg, "not the outage budget of one camera") {
+		t.Errorf("disk for no camera: %+v", f)
 	}
 	d = healthyDeps()
 	if f := checkSpool(cfg, d); !f.ok {
