@@ -413,11 +413,14 @@ func checkRegistered(t *testing.T, dir string, got map[string]metric) {
 	}
 }
 
-// TestRecorderMetricsRegistered checks the metrics NewRecorder registers.
+// TestRecorderMetricsRegistered checks the metrics NewRecorder,
+// RegisterCapacity and RegisterSpoolQuota register.
 func TestRecorderMetricsRegistered(t *testing.T) {
 	reg := metrics.NewRegistry()
 	zero := func() float64 { return 0 }
 	m := metrics.NewRecorder(reg, zero, zero)
+	metrics.RegisterCapacity(reg, zero)
+	metrics.RegisterSpoolQuota(reg, zero, zero)
 	// Label sets appear with their first value.
 	m.CamerasByStatus.WithLabelValues("ONLINE").Set(1)
 	checkRegistered(t, "metrics", registered(t, reg))
