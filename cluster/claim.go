@@ -55,8 +55,8 @@ func (st *state) claim(req claimReq) {
 		switch {
 		case h.recording:
 			req.done <- nil
-		case !st.fresh(h):
-			req.done <- errRetry("lease of camera " + id + " not renewed")
+		case !st.fresh():
+			req.done <- errRetry("leases of this node not renewed")
 		default:
 			st.record(id, h)
 			st.publishHolding()

@@ -4,10 +4,11 @@
 //
 // Each camera goes to the live node that wins rendezvous hashing weighted by
 // capacity, among the nodes with room for it. A node records a camera only
-// while it holds the camera's lease, taken by create or compare-and-set,
-// renewed every RenewInterval. A node that cannot renew for FenceAfter
-// stops the camera, before anyone can take the lease (LeaseTTL without an
-// observed renewal).
+// while it holds the camera's lease, taken by create or compare-and-set and
+// kept alive by the node's heartbeat: one write a second for the whole
+// node, however many cameras it holds. A node whose heartbeat fails for
+// FenceAfter stops its cameras, before anyone can take their leases
+// (LeaseTTL without an observed heartbeat).
 //
 // The cluster decides; it does nothing to a camera itself. It tells the
 // node's Owners which cameras to record, with their record and lease epoch,
@@ -32,12 +33,11 @@ import (
 // Timing defaults, chosen so that a dead node's cameras record elsewhere
 // within 10 s (docs/cluster.md).
 const (
-	DefaultHeartbeat     = time.Second
-	DefaultNodeTimeout   = 3 * time.Second
-	DefaultRenewInterval = time.Second
-	DefaultFenceAfter    = 3 * time.Second
-	DefaultLeaseTTL      = 5 * time.Second
-	DefaultTick          = 250 * time.Millisecond
+	DefaultHeartbeat   = time.Second
+	DefaultNodeTimeout = 3 * time.Second
+	DefaultFenceAfter  = 3 * time.Second
+	DefaultLeaseTTL    = 5 * time.Second
+	DefaultTick        = 250 * time.Millisecond
 )
 
 // Errors of a Node.
@@ -105,8 +105,9 @@ type Config struct {
 	// every change of that set.
 	OnUnplaced func(ids []string)
 
-	// Timing; zero values take the defaults above.
-	Heartbeat, NodeTimeout, RenewInterval, FenceAfter, LeaseTTL, Tick time.Duration
+	// Timing; zero values take the defaults above. The heartbeat renews
+	// the node's leases.
+	Heartbeat, NodeTimeout, FenceAfter, LeaseTTL, Tick time.Duration
 
 	// Log is the node's logger.
 	Log *zap.Logger
@@ -121,9 +122,6 @@ func (c *Config) defaults() {
 	}
 	if c.NodeTimeout <= 0 {
 		c.NodeTimeout = DefaultNodeTimeout
-	}
-	if c.RenewInterval <= 0 {
-		c.RenewInterval = DefaultRenewInterval
 	}
 	if c.FenceAfter <= 0 {
 		c.FenceAfter = DefaultFenceAfter
@@ -159,14 +157,15 @@ type NodeInfo struct {
 	At         time.Time `json:"at"`
 }
 
-// Lease is a camera's lease in the "assign" bucket. Expiry is judged by
-// observers from the time they last saw the lease change, not from these
-// clocks, so clock skew between nodes does not matter.
+// Lease is a camera's lease in the "assign" bucket. It lives as long as the
+// heartbeat of the process it names: observers judge that from the time
+// they last saw the heartbeat change, not from these clocks, so clock skew
+// between nodes does not matter.
 type Lease struct {
 	Node string `json:"node"`
 	// Instance is the process of Node that holds the lease.
-	Instance  string    `json:"instance,omitempty"`
-	RenewedAt time.Time `json:"renewed_at"`
+	Instance string    `json:"instance,omitempty"`
+	TakenAt  time.Time `json:"taken_at"`
 }
 
 // Node is this process's membership in the cluster.

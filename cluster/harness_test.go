@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,4 +213,55 @@ func wins(node string, members []string, n int) []string {
 func settle(d time.Duration) {
 	time.Sleep(d)
 	synctestWait()
+}
+
+// cut is a node's view of a bucket that can be cut off, as for a process
+// killed or cut from NATS: once cut, every request fails.
+type cut struct {
+	Bucket
+	off *atomic.Bool
+}
+
+func (c cut) Get(ctx context.Context, key string) (Entry, error) {
+	if c.off.Load() {
+		return Entry{}, errInjected
+	}
+	return c.Bucket.Get(ctx, key)
+}
+
+func (c cut) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	if c.off.Load() {
+		return 0, errInjected
+	}
+	return c.Bucket.Create(ctx, key, value)
+}
+
+func (c cut) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	if c.off.Load() {
+		return 0, errInjected
+	}
+	return c.Bucket.Update(ctx, key, value, rev)
+}
+
+func (c cut) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	if c.off.Load() {
+		return 0, errInjected
+	}
+	return c.Bucket.Put(ctx, key, value)
+}
+
+func (c cut) Delete(ctx context.Context, key string, rev uint64) error {
+	if c.off.Load() {
+		return errInjected
+	}
+	return c.Bucket.Delete(ctx, key, rev)
+}
+
+// cutOff returns a tweak that gives a node buckets cut off when off is set.
+func cutOff(off *atomic.Bool) func(*Config) {
+	return func(c *Config) {
+		c.Cameras = cut{c.Cameras, off}
+		c.Nodes = cut{c.Nodes, off}
+		c.Assign = cut{c.Assign, off}
+	}
 }

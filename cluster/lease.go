@@ -2,9 +2,7 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -72,7 +70,7 @@ func (st *state) taken(id string, rev uint64, sent time.Time, err error) {
 		reply(errRetry("lease of camera " + id + " not taken"))
 		return
 	}
-	h := &held{epoch: rev, rev: rev, renewedOK: sent}
+	h := &held{epoch: rev, rev: rev}
 	st.mine[id] = h
 	st.log.Info("lease taken", zap.String("camera", id), zap.Uint64("epoch", rev))
 	if st.leaving || st.standingDown() {
@@ -102,103 +100,30 @@ func (st *state) record(id string, h *held) {
 	h.record = c
 }
 
-// fresh reports whether h's lease was renewed within FenceAfter.
-func (st *state) fresh(h *held) bool {
-	return time.Since(h.renewedOK) < st.cfg.FenceAfter
+// fresh reports whether this process's leases are alive: a heartbeat sent
+// within FenceAfter was stored.
+func (st *state) fresh() bool {
+	return time.Since(st.renewedOK) < st.cfg.FenceAfter
 }
 
-// renewal is one lease renewal of a round.
-type renewal struct {
-	id   string
-	h    *held
-	rev  uint64
-	sent time.Time
-	err  error
-}
-
-// renew renews every held lease outside the loop, all at once and within
-// half a renewal interval, one round at a time. A renewal counts from when
-// it was sent: the other nodes see the lease renewed no earlier than that.
-// A renewal refused for its revision reads the lease back: while it is
-// still this node's (an earlier renewal timed out but was applied), its
-// revision is adopted and the renewal sent again.
-func (st *state) renew() {
-	if st.renewing || st.leaving || !st.cfg.Connected() {
-		return
-	}
-	round := make([]renewal, 0, len(st.mine))
-	for id, h := range st.mine {
-		if !st.busy[id] {
-			round = append(round, renewal{id: id, h: h, rev: h.rev})
-		}
-	}
-	if len(round) == 0 {
-		return
-	}
-	st.renewing = true
-	value := st.leaseValue()
-	st.spawn(func() func() {
-		ctx, cancel := context.WithTimeout(context.Background(), st.cfg.RenewInterval/2)
-		defer cancel()
-		var wg sync.WaitGroup
-		for i := range round {
-			wg.Add(1)
-			go func(r *renewal) {
-				defer wg.Done()
-				st.renewOne(ctx, r, value)
-			}(&round[i])
-		}
-		wg.Wait()
-		return func() { st.renewed(round) }
-	})
-}
-
-func (st *state) renewOne(ctx context.Context, r *renewal, value []byte) {
-	r.sent = time.Now()
-	rev, err := st.cfg.Assign.Update(ctx, r.id, value, r.rev)
-	if !errors.Is(err, ErrWrongRevision) {
-		r.rev, r.err = rev, err
-		return
-	}
-	e, gerr := st.cfg.Assign.Get(ctx, r.id)
-	var l Lease
-	if gerr != nil || json.Unmarshal(e.Value, &l) != nil || !st.ours(l.Node, l.Instance) {
-		r.err = err
-		return
-	}
-	r.sent = time.Now()
-	r.rev, r.err = st.cfg.Assign.Update(ctx, r.id, value, e.Rev)
-}
-
-// renewed applies a round's results, on the loop.
-func (st *state) renewed(round []renewal) {
-	st.renewing = false
-	for _, r := range round {
-		if st.mine[r.id] != r.h {
-			continue // released or lost meanwhile
-		}
-		switch {
-		case r.err == nil:
-			r.h.rev, r.h.renewedOK = r.rev, r.sent
-		case errors.Is(r.err, ErrWrongRevision):
-			st.lose(r.id, "lease lost")
-		default:
-			st.log.Debug("lease renewal failed", zap.String("camera", r.id), zap.Error(r.err))
-		}
-	}
-	st.fence()
-}
-
-// fence stops the cameras whose lease was not renewed for FenceAfter: they
-// stop before any other node may take the lease (LeaseTTL), and start again
-// once a renewal succeeds.
+// fence stops every camera once no heartbeat was stored for FenceAfter:
+// they stop before any other node may take their leases (LeaseTTL without
+// an observed heartbeat), and start again once a heartbeat is stored.
 func (st *state) fence() {
+	if st.fresh() {
+		return
+	}
+	n := 0
 	for id, h := range st.mine {
-		if h.recording && !st.busy[id] && !st.fresh(h) {
-			st.log.Warn("lease not renewed, camera stopped until it is", zap.String("camera", id))
+		if h.recording && !st.busy[id] {
 			st.stop(id, 0)
 			h.recording = false
+			n++
 		}
+	}
+	if n > 0 {
+		st.log.Warn("heartbeat not stored, cameras stopped until it is", zap.Int("cameras", n),
+			zap.Duration("since", time.Since(st.renewedOK)))
 	}
 	st.publishHolding()
 }

@@ -191,3 +191,10 @@ func (b *memBucket) value(key string) []byte {
 }
 
 var errInjected = errors.New("injected failure")
+
+// revision returns the bucket's last revision.
+func (b *memBucket) revision() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.rev
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,26 +23,28 @@ func TestTakeAndRenew(t *testing.T) {
 		if got := w.fleet.recorded("a"); len(got) != 3 {
 			t.Fatalf("node a records %v, want c1, c2, c3", got)
 		}
-		first := map[string]uint64{}
 		for _, id := range []string{"c1", "c2", "c3"} {
-			l, ok := w.lease(id)
-			if !ok || l.Node != "a" {
+			if l, ok := w.lease(id); !ok || l.Node != "a" {
 				t.Fatalf("lease of %s: %+v, %v; want node a", id, l, ok)
 			}
-			r, _ := w.fleet.lastRecord("a", id)
-			first[id] = r.epoch
 		}
+		assignRev, nodesRev := w.assign.revision(), w.nodes.revision()
 		settle(20 * time.Second)
 		for id, count := range w.fleet.recorded("a") {
 			if count != 1 {
-				t.Errorf("%s recorded %d times in 20 s of renewals, want once", id, count)
+				t.Errorf("%s recorded %d times in 20 s, want once", id, count)
 			}
 		}
 		if s := w.fleet.stopped("a"); len(s) != 0 {
-			t.Errorf("cameras stopped while renewals succeed: %v", s)
+			t.Errorf("cameras stopped while heartbeats are stored: %v", s)
 		}
-		if rev := w.assign.data["c1"].Rev; rev < first["c1"]+15 {
-			t.Errorf("lease of c1 at revision %d after 20 s, taken at %d: not renewed every second", rev, first["c1"])
+		// The leases live by the node's heartbeat: one write a second for
+		// the node, none per camera.
+		if w.assign.revision() != assignRev {
+			t.Errorf("%d lease writes in 20 s of holding, want none", w.assign.revision()-assignRev)
+		}
+		if d := w.nodes.revision() - nodesRev; d < 15 || d > 25 {
+			t.Errorf("%d heartbeats in 20 s, want one a second", d)
 		}
 		if got := n.Holding(); !slices.Equal(got, []string{"c1", "c2", "c3"}) {
 			t.Errorf("Holding() = %v", got)
@@ -49,18 +52,17 @@ func TestTakeAndRenew(t *testing.T) {
 	})
 }
 
-// A renewal whose answer is lost but which was applied leaves the node
-// with a stale revision: the node must read the lease back and keep it,
-// not stop and take its own camera again.
-func TestRenewalAppliedWithoutAnswerKeepsTheCamera(t *testing.T) {
+// A heartbeat whose answer is lost but which was stored keeps the leases:
+// the node sees its own heartbeat and does not stop its cameras.
+func TestHeartbeatStoredWithoutAnswerKeepsTheCameras(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		w.putCamera(rtsp("c1"))
 		w.start("a")
 		settle(2 * time.Second)
 		lost := 0
-		w.assign.setFaults(nil, func(op, key string) (bool, error) {
-			if op == "update" && lost < 3 {
+		w.nodes.setFaults(nil, func(op, key string) (bool, error) {
+			if op == "put" && lost < 5 {
 				lost++
 				return true, errLostAnswer
 			}
@@ -68,46 +70,81 @@ func TestRenewalAppliedWithoutAnswerKeepsTheCamera(t *testing.T) {
 		})
 		settle(15 * time.Second)
 		if s := w.fleet.stopped("a"); len(s) != 0 {
-			t.Errorf("camera stopped after renewals applied without answer: %v", s)
+			t.Errorf("camera stopped after heartbeats stored without answer: %v", s)
 		}
 		if n := w.fleet.recorded("a")["c1"]; n != 1 {
-			t.Errorf("c1 recorded %d times, want once (no retake)", n)
+			t.Errorf("c1 recorded %d times, want once", n)
 		}
-		if lost != 3 {
-			t.Fatalf("%d renewals lost their answer, want 3", lost)
+		if lost != 5 {
+			t.Fatalf("%d heartbeats lost their answer, want 5", lost)
 		}
 	})
 }
 
-// A node whose renewals fail stops the camera after FenceAfter, before any
-// other node may take the lease, and records it again once renewals work.
+// A node whose heartbeats fail stops its cameras after FenceAfter, before
+// any other node may take their leases, and records them again once a
+// heartbeat is stored.
 func TestFenceStopsBeforeTheLeaseLapses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		w.putCamera(rtsp("c1"))
+		w.putCamera(rtsp("c2"))
 		w.start("a")
 		settle(2 * time.Second)
 		broken := time.Now()
-		w.assign.setFaults(nil, func(op, key string) (bool, error) {
-			if op == "update" {
+		w.nodes.setFaults(nil, func(op, key string) (bool, error) {
+			if op == "put" {
 				return false, errInjected
 			}
 			return true, nil
 		})
 		settle(10 * time.Second)
-		stopAt, ok := w.fleet.stopAt["a/c1"]
-		if !ok {
-			t.Fatal("camera not stopped while its lease could not be renewed")
+		for _, id := range []string{"c1", "c2"} {
+			stopAt, ok := w.fleet.stopAt["a/"+id]
+			if !ok {
+				t.Fatalf("%s not stopped while no heartbeat could be stored", id)
+			}
+			// The last heartbeat stored was sent at most one interval
+			// before the failures began.
+			if d := stopAt.Sub(broken); d > DefaultFenceAfter+DefaultTick || d >= DefaultLeaseTTL-DefaultHeartbeat {
+				t.Errorf("%s stopped %v after heartbeats began to fail; must stop within FenceAfter, before the lease TTL", id, d)
+			}
 		}
-		// The last renewal that worked was sent at most one interval
-		// before the failures began.
-		if d := stopAt.Sub(broken); d > DefaultFenceAfter+DefaultTick || d >= DefaultLeaseTTL-DefaultRenewInterval {
-			t.Errorf("camera stopped %v after renewals began to fail; must stop within FenceAfter, before the lease TTL", d)
-		}
-		w.assign.setFaults(nil, nil)
+		w.nodes.setFaults(nil, nil)
 		settle(3 * time.Second)
 		if n := w.fleet.recorded("a")["c1"]; n != 2 {
-			t.Errorf("c1 recorded %d times, want again once renewals work (2)", n)
+			t.Errorf("c1 recorded %d times, want again once heartbeats are stored (2)", n)
+		}
+	})
+}
+
+// A killed node's cameras are taken once its heartbeat has not been seen
+// for LeaseTTL, not before.
+func TestDeadHolderLeasesTaken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		id := wins("b", []string{"a", "b"}, 1)[0]
+		w.putCamera(rtsp(id))
+		var dead atomic.Bool
+		w.start("b", cutOff(&dead))
+		w.start("a")
+		settle(2 * time.Second)
+		if w.fleet.recorder(id) != "b" {
+			t.Fatalf("%s recorded by %q, want b", id, w.fleet.recorder(id))
+		}
+		// b is cut off without a word: nothing it writes is stored.
+		dead.Store(true)
+		died := time.Now()
+		settle(10 * time.Second)
+		r, ok := w.fleet.lastRecord("a", id)
+		if !ok {
+			t.Fatalf("%s not taken by a after b died", id)
+		}
+		if d := r.at.Sub(died); d < DefaultLeaseTTL {
+			t.Errorf("a took %s %v after b's last heartbeat, before the lease TTL", id, d)
+		}
+		if o := w.fleet.overlapsSeen(); len(o) > 0 {
+			t.Errorf("overlap: %v", o)
 		}
 	})
 }
@@ -202,10 +239,10 @@ func TestClaim(t *testing.T) {
 			t.Errorf("claim of a pulled camera: %v, want ErrNotPush", err)
 		}
 
-		// b's renewals fail: it fences p1, and its stop hangs.
+		// b's heartbeats fail: it fences p1, and its stop hangs.
 		open := w.fleet.gate("b", "p1")
-		w.assign.setFaults(nil, func(op, key string) (bool, error) {
-			if op == "update" && key == "p1" {
+		w.nodes.setFaults(nil, func(op, key string) (bool, error) {
+			if op == "put" && key == "b" {
 				return false, errInjected
 			}
 			return true, nil
@@ -223,7 +260,7 @@ func TestClaim(t *testing.T) {
 		if got := w.fleet.recorder("p1"); got != "" {
 			t.Errorf("p1 recorded by %q with a stale lease", got)
 		}
-		w.assign.setFaults(nil, nil)
+		w.nodes.setFaults(nil, nil)
 		settle(2 * time.Second)
 		if err := b.Claim(ctx, "p1"); err != nil {
 			t.Errorf("claim once renewals work: %v", err)

@@ -52,9 +52,15 @@ func (st *state) reconcile() {
 			case !ok:
 				st.take(id, 0, true, 1)
 			case l.node == st.cfg.NodeID:
-				st.take(id, l.rev, false, 1) // ours from before a restart, a fence or a lost answer
-			case now.Sub(l.seen) > st.cfg.LeaseTTL:
-				st.take(id, l.rev, false, 1) // its holder is dead or silent on it
+				st.take(id, l.rev, false, 1) // ours from before a restart, or a take whose answer was lost
+			case !st.holderLive(l) && now.Sub(l.seen) > st.cfg.LeaseTTL:
+				st.take(id, l.rev, false, 1) // its holder is dead
+			}
+		default:
+			if l, ok := st.leases[id]; ok && st.ours(l.node, l.instance) && !isPush(c) {
+				// Taken by this process, answer lost, and placed elsewhere
+				// since: let it go.
+				st.stopThen(id, false, l.rev)
 			}
 		}
 	}
@@ -72,7 +78,7 @@ func (st *state) reconcile() {
 // record.
 func (st *state) keep(id string, h *held, c camera.Config) {
 	switch {
-	case !h.recording && st.fresh(h):
+	case !h.recording && st.fresh():
 		st.record(id, h)
 	case h.recording && h.record != c:
 		st.log.Info("camera record changed", zap.String("camera", id))

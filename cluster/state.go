@@ -23,10 +23,9 @@ type seenLease struct {
 
 // held is a camera whose lease this node holds.
 type held struct {
-	epoch     uint64    // the lease's revision when this node took it
-	rev       uint64    // the lease's revision last written by this node
-	renewedOK time.Time // when the last successful write of the lease was sent
-	recording bool      // Owners.Record was called, and no Stop since
+	epoch     uint64 // the lease's revision when this node took it
+	rev       uint64 // the lease's revision last written by this node
+	recording bool   // Owners.Record was called, and no Stop since
 	record    camera.Config
 }
 
@@ -37,8 +36,12 @@ type state struct {
 	instance string
 	started  time.Time
 
+	// renewedOK is when the last heartbeat known to be stored was sent:
+	// it keeps every lease of this process alive.
+	renewedOK time.Time
+
 	cameras map[string]camera.Config
-	members map[string]time.Time // node id → when its heartbeat was last seen (local clock)
+	members map[string]time.Time // node id → when its heartbeat was last seen changing (local clock)
 	infos   map[string]NodeInfo
 	leases  map[string]seenLease
 	mine    map[string]*held
@@ -50,7 +53,6 @@ type state struct {
 	// counts it, so that leave waits for all of it.
 	results   chan func()
 	pending   int
-	renewing  bool
 	beating   bool
 	leaving   bool
 	unplaced  []string
@@ -202,8 +204,6 @@ func (st *state) run(ctx context.Context) {
 	defer tick.Stop()
 	hb := time.NewTicker(st.cfg.Heartbeat)
 	defer hb.Stop()
-	renew := time.NewTicker(st.cfg.RenewInterval)
-	defer renew.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -228,8 +228,6 @@ func (st *state) run(ctx context.Context) {
 			st.claim(req)
 		case <-hb.C:
 			st.heartbeat()
-		case <-renew.C:
-			st.renew()
 		case <-tick.C:
 			st.fence()
 			st.reconcile()
@@ -256,9 +254,17 @@ func (st *state) onNode(e Entry) {
 	if err := json.Unmarshal(e.Value, &ni); err != nil {
 		return
 	}
-	if e.Key == st.cfg.NodeID && ni.Instance != st.instance {
-		st.otherInstance(ni)
-		return
+	if e.Key == st.cfg.NodeID {
+		if ni.Instance != st.instance {
+			st.otherInstance(ni)
+			return
+		}
+		// A heartbeat of ours whose answer was lost (it timed out but
+		// was stored) renews the leases from when it was made: its value
+		// is made before it is sent.
+		if ni.At.After(st.renewedOK) {
+			st.renewedOK = ni.At
+		}
 	}
 	st.members[e.Key] = time.Now()
 	st.infos[e.Key] = ni
@@ -323,13 +329,7 @@ func (st *state) onLease(e Entry) {
 		return
 	}
 	if st.ours(l.Node, l.Instance) {
-		// A write of ours whose answer was lost (a renewal that timed out
-		// but was applied): the lease is still this node's, renewed when
-		// that write was made (its value was made before it was sent).
-		h.rev = e.Rev
-		if l.RenewedAt.After(h.renewedOK) {
-			h.renewedOK = l.RenewedAt
-		}
+		h.rev = e.Rev // a write of ours whose answer was lost
 		return
 	}
 	st.lose(e.Key, "lease taken by "+l.Node)
@@ -374,30 +374,49 @@ func (st *state) nodeInfo() []byte {
 func (st *state) heartbeatNow(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
+	sent := time.Now()
 	if _, err := st.cfg.Nodes.Put(ctx, st.cfg.NodeID, st.nodeInfo()); err != nil {
 		return fmt.Errorf("cluster heartbeat: %w", err)
 	}
+	st.renewedOK = sent
 	return nil
 }
 
-// heartbeat puts the heartbeat outside the loop, one at a time.
+// heartbeat puts the heartbeat outside the loop, one at a time; each one
+// stored renews every lease of this process, from when it was sent (the
+// other nodes see it no earlier than that).
 func (st *state) heartbeat() {
-	if st.beating || st.leaving || !st.cfg.Connected() || st.standingDown() {
+	if st.beating || st.leaving || st.standingDown() {
+		return
+	}
+	if !st.cfg.Connected() {
+		st.fence()
 		return
 	}
 	st.beating = true
 	value := st.nodeInfo()
 	st.spawn(func() func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+		sent := time.Now()
 		_, err := st.cfg.Nodes.Put(ctx, st.cfg.NodeID, value)
 		cancel()
 		return func() {
 			st.beating = false
 			if err != nil {
 				st.log.Debug("heartbeat failed", zap.Error(err))
+			} else if sent.After(st.renewedOK) {
+				st.renewedOK = sent
 			}
+			st.fence()
 		}
 	})
+}
+
+// holderLive reports whether the process a lease names is alive: its node's
+// heartbeat, from that process, was seen changing within LeaseTTL.
+func (st *state) holderLive(l seenLease) bool {
+	seen, ok := st.members[l.node]
+	return ok && time.Since(seen) <= st.cfg.LeaseTTL && st.infos[l.node].Instance == l.instance
 }
 
 // checkNodeID fails when another live process heartbeats with this node's
@@ -451,6 +470,6 @@ func (st *state) alive() map[string]member {
 }
 
 func (st *state) leaseValue() []byte {
-	b, _ := json.Marshal(Lease{Node: st.cfg.NodeID, Instance: st.instance, RenewedAt: time.Now().UTC()})
+	b, _ := json.Marshal(Lease{Node: st.cfg.NodeID, Instance: st.instance, TakenAt: time.Now().UTC()})
 	return b
 }

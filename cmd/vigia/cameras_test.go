@@ -28,7 +28,7 @@ func TestCamerasCommand(t *testing.T) {
 	if err := b.PublishStatus(ctx, status.Status{Camera: "7", Code: status.Permanent, LastError: "401 unauthorized", Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	lease, _ := json.Marshal(cluster.Lease{Node: "rec-1", RenewedAt: time.Now()})
+	lease, _ := json.Marshal(cluster.Lease{Node: "rec-1", TakenAt: time.Now()})
 	if _, err := b.KVCreate(ctx, bus.BucketAssign, "cam-2", lease); err != nil {
 		t.Fatal(err)
 	}
