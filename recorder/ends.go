@@ -20,9 +20,15 @@ type EndStore interface {
 
 // Bounds of the last segment end's exchange.
 const (
-	// endTimeout bounds one read or write of the EndStore; a camera starts
-	// without the stored end when it cannot be read in time (logged).
-	endTimeout = 500 * time.Millisecond
+	// endReadTimeout bounds the read of the EndStore when a camera starts;
+	// it starts without the stored end when it cannot be read in time
+	// (logged).
+	endReadTimeout = 500 * time.Millisecond
+
+	// endWriteTimeout bounds the write of the EndStore when a camera stops,
+	// before its lease goes: a node draining hundreds of cameras writes as
+	// many ends at once.
+	endWriteTimeout = 2 * time.Second
 
 	// maxEndAhead is how far ahead of this node's clock a stored end may
 	// lie. A late anchor puts it a few seconds ahead at most; more is a
@@ -69,7 +75,7 @@ func (o *owner) startEnd() time.Time {
 	if o.r.cfg.Ends == nil {
 		return end
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), endReadTimeout)
 	defer cancel()
 	stored, ok, err := o.r.cfg.Ends.GetEnd(ctx, o.id)
 	switch {
@@ -90,7 +96,7 @@ func (o *owner) storeEnd(end time.Time) {
 	if end.IsZero() || o.r.cfg.Ends == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), endWriteTimeout)
 	defer cancel()
 	if err := o.r.cfg.Ends.PutEnd(ctx, o.id, end); err != nil {
 		o.log.Warn("last segment end not stored", zap.Error(err))
