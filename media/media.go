@@ -12,15 +12,37 @@ import (
 // Codec names a codec Vigia records.
 type Codec string
 
-// Codecs Vigia records. Anything else is refused as unsupported.
+// Codecs Vigia records (H.264, H.265, AAC) or takes from cameras to
+// transcode (G.711 and Opus audio become AAC before the segmenter). A
+// video codec other than these is refused as unsupported.
 const (
 	H264 Codec = "H264"
 	H265 Codec = "H265"
 	AAC  Codec = "AAC"
+
+	// G711U and G711A are G.711 µ-law and A-law (RTP PCMU and PCMA): one
+	// byte per sample and channel, channels interleaved.
+	G711U Codec = "PCMU"
+	G711A Codec = "PCMA"
+
+	// Opus units are Opus packets (RFC 6716), on a 48 kHz clock.
+	Opus Codec = "Opus"
 )
 
 // IsVideo reports whether c is a video codec.
 func (c Codec) IsVideo() bool { return c == H264 || c == H265 }
+
+// Known reports whether c is one of the codecs above. A source may list
+// an audio track of another codec, named as the camera names it ("G726",
+// "MPA"), that it does not receive: no unit refers to it, and it tells
+// the pipeline why the camera is recorded without sound.
+func (c Codec) Known() bool {
+	switch c {
+	case H264, H265, AAC, G711U, G711A, Opus:
+		return true
+	}
+	return false
+}
 
 // Track describes one elementary stream of a source.
 type Track struct {
@@ -28,8 +50,13 @@ type Track struct {
 	Codec Codec
 
 	// ClockRate is the RTP clock rate of the track (90000 for video, the
-	// sample rate for AAC). Times in Units are durations, not ticks.
+	// sample rate for AAC and G.711, 48000 for Opus). Times in Units are
+	// durations, not ticks.
 	ClockRate int
+
+	// Channels is the channel count of a G.711 or Opus track; 0 means 1.
+	// An AAC track's is in AAC.
+	Channels int
 
 	// VPS, SPS and PPS are the video parameter sets known when the track was
 	// announced (from the SDP or the first access unit). VPS is H.265 only.
@@ -39,8 +66,8 @@ type Track struct {
 	AAC *mpeg4audio.AudioSpecificConfig
 }
 
-// Unit is one access unit: a whole video frame (all its NAL units) or one AAC
-// frame.
+// Unit is one access unit: a whole video frame (all its NAL units), one AAC
+// frame, one Opus packet or the G.711 samples of one RTP packet.
 type Unit struct {
 	// Track is the index of the unit's track in the source's track list.
 	Track int
@@ -65,7 +92,8 @@ type Unit struct {
 	// NALUs of a video unit, without start codes or length prefixes.
 	NALUs [][]byte
 
-	// Payload of an audio unit (one raw AAC frame, no ADTS header).
+	// Payload of an audio unit: one raw AAC frame (no ADTS header), one
+	// Opus packet, or G.711 samples.
 	Payload []byte
 
 	// Buf, when set, is the pooled memory NALUs and Payload point into; the
