@@ -40,6 +40,11 @@ type pipeline struct {
 	cur      atomic.Pointer[sourceRun] // the source's current run
 	applied  *sourceRun                // the run the segmenter and consumers were told of (pipeline goroutine)
 	skipping atomic.Bool               // video units are dropped until the next keyframe
+
+	// stage is the applied run's Stage (Config.Stage), nil for none;
+	// replaced marks the tracks it turned into others (pipeline goroutine).
+	stage    Stage
+	replaced []bool
 }
 
 func newPipeline(ctx context.Context, o *owner, queue int, w *segmenter.Writer) *pipeline {
@@ -104,6 +109,7 @@ func (p *pipeline) Unit(u *media.Unit) {
 // run consumes the queue until it is closed, then finishes the open segment.
 func (p *pipeline) run() {
 	defer func() {
+		p.endStage()
 		p.writer.Close()
 		for _, c := range p.consumers {
 			c.Close()
@@ -112,9 +118,9 @@ func (p *pipeline) run() {
 	for it := range p.ch {
 		if it.run != p.applied {
 			p.applied = it.run
-			p.handle(item{tracks: it.run.tracks})
+			p.startRun(it.run)
 		}
-		p.handle(it)
+		p.pass(it)
 	}
 }
 

@@ -64,6 +64,11 @@ type Config struct {
 	// Optional.
 	Consumers []ConsumerFactory
 
+	// Stage, optional, builds for each run of a camera's source the step
+	// its units go through before the segmenter and the consumers (audio
+	// transcoding to AAC).
+	Stage StageFactory
+
 	// OnStatus receives each camera's status when it changes. Optional.
 	OnStatus func(status.Status)
 
