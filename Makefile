@@ -7,7 +7,7 @@ export VIGIA_TOOLS
 
 MINIO_VERSION       := v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION := v0.7.0
-APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libavutil-dev ffmpeg chromium postgresql curl jq \
+APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libswresample-dev libavutil-dev ffmpeg chromium postgresql curl jq \
                        python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -107,6 +107,8 @@ fuzz:
 	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzReadLoop$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzDepacketize$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzValidUnit$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzFrameAudio$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./audio -run '^$$' -fuzz '^FuzzOpusSamples$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzClock$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzChunkReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest/rtmp/wire -run '^$$' -fuzz '^FuzzAMF0$$' -fuzztime $(FUZZTIME)

@@ -400,12 +400,12 @@ func (r *reader) makeHandlers() error {
 			}
 			vps, sps, pps := f.SafeParams()
 			r.handlers[i] = newVideoTrack(r, i, h265Codec(vps, sps, pps))
-		case *format.MPEG4Audio:
-			dec, err := f.CreateDecoder()
+		default:
+			h, err := newAudioHandler(r, i, f)
 			if err != nil {
-				return ingest.Permanent(ingest.ReasonUnsupported, fmt.Errorf("aac track: %w", err))
+				return err
 			}
-			r.handlers[i] = &aacTrack{r: r, idx: i, rate: f.ClockRate(), dec: dec}
+			r.handlers[i] = h
 		}
 	}
 	return nil
