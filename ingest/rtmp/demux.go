@@ -17,9 +17,11 @@ import (
 // demuxer turns the audio and video messages of one RTMP stream into
 // tracks and access units for a sink. Tracks are announced at the first
 // video keyframe after the video configuration; the audio track is in them
-// when sound is on and the AAC configuration came before. A configuration
-// that changes the tracks (codec change, audio configuration arriving
-// late) announces them again at the next keyframe, which starts a new run.
+// when sound is on and the AAC configuration, or a G.711 frame, came
+// before. A configuration that changes the tracks (codec change, audio
+// arriving late) announces them again at the next keyframe, which starts a
+// new run. Audio of another FLV sound format is listed by name, without
+// units, so that the pipeline says why there is no sound.
 type demuxer struct {
 	sink  ingest.Sink
 	sound bool
@@ -33,6 +35,8 @@ type demuxer struct {
 	h264p   ingest.H264Params
 	h265p   ingest.H265Params
 	aac     *mpeg4audio.AudioSpecificConfig
+	g711    *media.Track // the G.711 audio seen, when no AAC
+	other   media.Codec  // the first sound format not recorded, named
 
 	tracks     []*media.Track
 	videoIdx   int
@@ -198,10 +202,18 @@ func (d *demuxer) audio(m *wire.Message) error {
 	if err != nil {
 		return err
 	}
-	if tag.Format != wire.SoundAAC {
+	var codec media.Codec
+	switch tag.Format {
+	case wire.SoundAAC:
+		codec = media.AAC
+	case soundALaw, soundMuLaw:
+		codec = d.g711Tag(tag.Format, m.Payload[0])
+		tag.Kind = wire.KindFrames
+	default:
 		if !d.warnedAudio {
 			d.warnedAudio = true
-			d.decodeError(fmt.Errorf("%w: flv sound format %d, only AAC is recorded", wire.ErrUnsupported, tag.Format))
+			d.other = soundFormatName(tag.Format)
+			d.decodeError(fmt.Errorf("%w: flv sound format %d, only AAC and G.711 are recorded", wire.ErrUnsupported, tag.Format))
 		}
 		return nil
 	}
@@ -212,7 +224,7 @@ func (d *demuxer) audio(m *wire.Message) error {
 			d.decodeError(fmt.Errorf("aac config: %w", err))
 			return nil
 		}
-		if d.tracks != nil && d.audioIdx < 0 {
+		if d.tracks != nil && (d.audioIdx < 0 || d.tracks[d.audioIdx].Codec != media.AAC) {
 			d.reannounce = true
 		}
 		d.aac = &asc
@@ -221,7 +233,7 @@ func (d *demuxer) audio(m *wire.Message) error {
 	default:
 		return nil
 	}
-	if d.tracks == nil || d.audioIdx < 0 || d.reannounce || len(tag.Data) == 0 {
+	if d.tracks == nil || d.audioIdx < 0 || d.tracks[d.audioIdx].Codec != codec || d.reannounce || len(tag.Data) == 0 {
 		return nil
 	}
 	ts := d.ats.unwrap(m.Timestamp)
@@ -234,6 +246,48 @@ func (d *demuxer) audio(m *wire.Message) error {
 	return nil
 }
 
+// FLV sound formats of G.711: 8 kHz (whatever the rate bits say), one
+// byte per sample, mono or stereo by the type bit.
+const (
+	soundALaw  = 7
+	soundMuLaw = 8
+)
+
+// g711Tag notes the G.711 audio of a tag whose header byte is hdr (a
+// change of codec or channels announces the tracks again) and returns its
+// codec.
+func (d *demuxer) g711Tag(format uint8, hdr byte) media.Codec {
+	codec := media.G711A
+	if format == soundMuLaw {
+		codec = media.G711U
+	}
+	channels := 1 + int(hdr&1)
+	if d.aac == nil && (d.g711 == nil || d.g711.Codec != codec || d.g711.Channels != channels) {
+		d.g711 = &media.Track{Codec: codec, ClockRate: 8000, Channels: channels}
+		if d.tracks != nil {
+			d.reannounce = true
+		}
+	}
+	return codec
+}
+
+// soundFormatName names an FLV sound format Vigia does not record.
+func soundFormatName(format uint8) media.Codec {
+	switch format {
+	case 0, 3:
+		return "LPCM"
+	case 1:
+		return "ADPCM"
+	case 2, 14:
+		return "MP3"
+	case 4, 5, 6:
+		return "Nellymoser"
+	case 11:
+		return "Speex"
+	}
+	return media.Codec(fmt.Sprintf("FLV sound format %d", format))
+}
+
 // announce starts a run at a keyframe with timestamp dts.
 func (d *demuxer) announce(dts int64) error {
 	vt := &media.Track{Codec: d.codec, ClockRate: 90000}
@@ -244,9 +298,18 @@ func (d *demuxer) announce(dts int64) error {
 	}
 	tracks := []*media.Track{vt}
 	d.videoIdx, d.audioIdx = 0, -1
-	if d.sound && d.aac != nil {
+	switch {
+	case !d.sound:
+	case d.aac != nil:
 		d.audioIdx = 1
 		tracks = append(tracks, &media.Track{Codec: media.AAC, ClockRate: d.aac.SampleRate, AAC: d.aac})
+	case d.g711 != nil:
+		d.audioIdx = 1
+		g := *d.g711
+		tracks = append(tracks, &g)
+	case d.other != "":
+		// Listed without units: the pipeline says why there is no sound.
+		tracks = append(tracks, &media.Track{Codec: d.other})
 	}
 	if err := d.sink.Tracks(tracks); err != nil {
 		return ingest.Permanent(ingest.ReasonUnsupported, err)

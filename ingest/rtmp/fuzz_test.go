@@ -27,6 +27,12 @@ func FuzzDemux(f *testing.F) {
 	seed = append(seed, msg(9, 1, wire.VideoTag{Codec: wire.VideoH264, Key: true, Kind: wire.KindFrames, Data: wire.JoinNALUs([][]byte{{0x65, 0x88, 0x84}})}.Marshal())...)
 	seed = append(seed, msg(8, 2, wire.AudioTag{Format: wire.SoundAAC, Kind: wire.KindFrames, Data: []byte{1, 2}}.Marshal())...)
 	f.Add(seed)
+	g711 := msg(9, 0, cfg)
+	g711 = append(g711, msg(8, 0, append([]byte{0x83}, make([]byte, 160)...))...)
+	g711 = append(g711, msg(9, 1, wire.VideoTag{Codec: wire.VideoH264, Key: true, Kind: wire.KindFrames, Data: wire.JoinNALUs([][]byte{{0x65, 0x88, 0x84}})}.Marshal())...)
+	g711 = append(g711, msg(8, 2, append([]byte{0x83}, make([]byte, 161)...))...)
+	g711 = append(g711, msg(8, 3, []byte{0x2f, 1, 2})...)
+	f.Add(g711)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := newDemuxer(&collector{}, true)
 		for len(data) >= 3 {
