@@ -131,6 +131,7 @@ fuzz:
 	$(GO) test ./player -run '^$$' -fuzz '^FuzzParseTimelineRanges$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./player -run '^$$' -fuzz '^FuzzParseColor$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./synth -run '^$$' -fuzz '^FuzzParseClip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./synth -run '^$$' -fuzz '^FuzzOggPackets$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseParts$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseStatCPU$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseSample$$' -fuzztime $(FUZZTIME)

@@ -10,7 +10,6 @@ import (
 	"github.com/bluenviron/gortsplib/v4"
 	"github.com/bluenviron/gortsplib/v4/pkg/description"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
-	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
 	"github.com/pion/rtp"
 	"go.uber.org/zap"
 )
@@ -29,6 +28,7 @@ type camera struct {
 	h265       *format.H265
 	big, small *Clip
 	audio      *AudioClip
+	audioPT    uint8   // RTP payload type of the audio
 	fps        float64 // declared frame rate: the rate of the RTP timestamps
 
 	mu       sync.Mutex
@@ -90,13 +90,15 @@ func newCamera(srv *gortsplib.Server, spec CameraSpec, log *zap.Logger, now time
 	c.videoMedia = &description.Media{Type: description.MediaTypeVideo, Formats: []format.Format{vf}}
 	desc := &description.Session{Medias: []*description.Media{c.videoMedia}}
 
-	if spec.Audio {
-		if c.audio, err = AudioFixture(); err != nil {
+	if ac := spec.audioCodec(); ac != "" {
+		if c.audio, err = AudioClipFor(ac); err != nil {
 			return nil, err
 		}
+		af := newAudioFormat(c.audio)
+		c.audioPT = af.PayloadType()
 		c.audioMedia = &description.Media{
 			Type:    description.MediaTypeAudio,
-			Formats: []format.Format{newAudioFormat(c.audio)},
+			Formats: []format.Format{af},
 		}
 		desc.Medias = append(desc.Medias, c.audioMedia)
 	}
@@ -158,8 +160,9 @@ func (c *camera) rtpTime(ticks int64, clock int) uint32 {
 	return c.spec.InitialRTPTime + uint32(ticks+jump)
 }
 
-func (c *camera) audioClock() int { return c.audio.Config.SampleRate }
+func (c *camera) audioClock() int { return c.audio.Rate }
 
+// audioRate is the clip's units per second.
 func (c *camera) audioRate() float64 {
-	return float64(c.audio.Config.SampleRate) / mpeg4audio.SamplesPerAccessUnit
+	return float64(c.audio.Rate) / float64(c.audio.UnitSamples)
 }

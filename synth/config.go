@@ -37,8 +37,14 @@ type CameraSpec struct {
 	// It defaults to CodecH264.
 	Codec string
 
-	// Audio adds an AAC track (16 kHz mono).
+	// Audio adds an audio track: AAC (16 kHz mono) unless AudioCodec says
+	// otherwise.
 	Audio bool
+
+	// AudioCodec is the codec of the audio track: AudioAAC, AudioPCMU,
+	// AudioPCMA or AudioOpus. Set, it adds the track without Audio.
+	// It defaults to AudioAAC.
+	AudioCodec string
 
 	// Small starts the camera with the 640x360 clip instead of 1280x720.
 	Small bool
@@ -60,6 +66,17 @@ func (c CameraSpec) withDefaults() CameraSpec {
 	return c
 }
 
+// audioCodec is the codec of the camera's audio track, "" for none.
+func (c CameraSpec) audioCodec() string {
+	if c.AudioCodec != "" {
+		return c.AudioCodec
+	}
+	if c.Audio {
+		return AudioAAC
+	}
+	return ""
+}
+
 func (c CameraSpec) validate() error {
 	if c.Path == "" {
 		return fmt.Errorf("camera path is empty: %w", ErrBadSpec)
@@ -69,6 +86,11 @@ func (c CameraSpec) validate() error {
 	}
 	if _, err := codecByName(c.Codec); err != nil {
 		return fmt.Errorf("camera %q: %w", c.Path, err)
+	}
+	if ac := c.audioCodec(); ac != "" {
+		if _, err := AudioClipFor(ac); err != nil {
+			return fmt.Errorf("camera %q: %w", c.Path, err)
+		}
 	}
 	if c.User == "" && c.Pass != "" {
 		return fmt.Errorf("camera %q: password without user: %w", c.Path, ErrBadSpec)

@@ -10,7 +10,7 @@ import (
 //
 //go:embed fixtures/h264_720p.h264 fixtures/h264_360p.h264
 //go:embed fixtures/h265_720p.h265 fixtures/h265_360p.h265
-//go:embed fixtures/aac_16k_mono.aac
+//go:embed fixtures/aac_16k_mono.aac fixtures/opus_48k_mono.ogg
 var fixtureFS embed.FS
 
 func loadClip(codec, name string) func() (*Clip, error) {
@@ -46,6 +46,20 @@ var (
 		}
 		return a, nil
 	})
+	clipOpus = sync.OnceValues(func() (*AudioClip, error) {
+		const name = "fixtures/opus_48k_mono.ogg"
+		data, err := fixtureFS.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read fixture %s: %w", name, err)
+		}
+		a, err := parseOpusClip(data)
+		if err != nil {
+			return nil, fmt.Errorf("fixture %s: %w", name, err)
+		}
+		return a, nil
+	})
+	clipPCMU = sync.OnceValues(func() (*AudioClip, error) { return g711Clip(true) })
+	clipPCMA = sync.OnceValues(func() (*AudioClip, error) { return g711Clip(false) })
 )
 
 // Fixture returns the parsed fixture clip of a codec (CodecH264 or CodecH265):
@@ -69,4 +83,22 @@ func Fixture(codec string, small bool) (*Clip, error) {
 // The clip is shared and must not be modified.
 func AudioFixture() (*AudioClip, error) {
 	return clipAAC()
+}
+
+// AudioClipFor returns the audio clip of a codec (AudioAAC, AudioPCMU,
+// AudioPCMA or AudioOpus; "" is AudioAAC), 4 s of a beeping tone: the AAC
+// and Opus fixtures, or G.711 made from the same sound. The clip is shared
+// and must not be modified.
+func AudioClipFor(codec string) (*AudioClip, error) {
+	switch codec {
+	case "", AudioAAC:
+		return clipAAC()
+	case AudioPCMU:
+		return clipPCMU()
+	case AudioPCMA:
+		return clipPCMA()
+	case AudioOpus:
+		return clipOpus()
+	}
+	return nil, fmt.Errorf("audio codec %q: %w", codec, ErrUnknownCodec)
 }

@@ -62,9 +62,18 @@ func packetizeVideo(vc *videoCodec, units []media.Unit) ([][]rtpPayload, error) 
 	return out, nil
 }
 
-// newAudioFormat returns the RTP format used for AAC (RFC 3640, AAC-hbr,
-// one frame per packet).
-func newAudioFormat(a *AudioClip) *format.MPEG4Audio {
+// newAudioFormat returns the RTP format of a clip: AAC as RFC 3640
+// (AAC-hbr, one frame per packet), G.711 with its static payload type,
+// Opus as RFC 7587.
+func newAudioFormat(a *AudioClip) format.Format {
+	switch a.Codec {
+	case media.G711U:
+		return &format.G711{PayloadTyp: 0, MULaw: true, SampleRate: a.Rate, ChannelCount: 1}
+	case media.G711A:
+		return &format.G711{PayloadTyp: 8, SampleRate: a.Rate, ChannelCount: 1}
+	case media.Opus:
+		return &format.Opus{PayloadTyp: audioPayloadType, ChannelCount: 1}
+	}
 	return &format.MPEG4Audio{
 		PayloadTyp:       audioPayloadType,
 		ProfileLevelID:   1,
@@ -75,8 +84,17 @@ func newAudioFormat(a *AudioClip) *format.MPEG4Audio {
 	}
 }
 
-// packetizeAudio encodes every AAC frame into its own RTP packet once.
-func packetizeAudio(units []media.Unit) ([][]rtpPayload, error) {
+// packetizeAudio encodes every unit of a clip into its own RTP packet once:
+// an AAC frame with its RFC 3640 header, G.711 samples or an Opus packet
+// as they are.
+func packetizeAudio(a *AudioClip) ([][]rtpPayload, error) {
+	out := make([][]rtpPayload, len(a.Units))
+	if a.Codec != media.AAC {
+		for i, u := range a.Units {
+			out[i] = []rtpPayload{{payload: u.Payload, marker: i == 0}}
+		}
+		return out, nil
+	}
 	e := &rtpmpeg4audio.Encoder{
 		PayloadType:      audioPayloadType,
 		SizeLength:       13,
@@ -86,8 +104,7 @@ func packetizeAudio(units []media.Unit) ([][]rtpPayload, error) {
 	if err := e.Init(); err != nil {
 		return nil, fmt.Errorf("init aac rtp encoder: %w", err)
 	}
-	out := make([][]rtpPayload, len(units))
-	for i, u := range units {
+	for i, u := range a.Units {
 		pkts, err := e.Encode([][]byte{u.Payload})
 		if err != nil {
 			return nil, fmt.Errorf("packetize aac frame %d: %w: %w", i, ErrBadClip, err)

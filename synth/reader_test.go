@@ -26,6 +26,12 @@ type videoAU struct {
 	ts    uint32 // raw RTP timestamp
 }
 
+// audioPacket is one G.711 or Opus packet received by a testReader.
+type audioPacket struct {
+	payload []byte
+	ts      uint32
+}
+
 // testReader plays one camera with a gortsplib client over TCP and records
 // what it receives. Its callbacks run on client goroutines, so it only
 // records; tests inspect it with the locked accessors.
@@ -38,7 +44,8 @@ type testReader struct {
 	mu        sync.Mutex
 	video     []videoAU
 	audioPTS  []int64
-	payloads  [][]byte // raw video payloads, when keepPayloads
+	audioRaw  []audioPacket // G.711 and Opus packets
+	payloads  [][]byte      // raw video payloads, when keepPayloads
 	keep      bool
 	decodeErr int
 	reports   int
@@ -91,6 +98,13 @@ func dialReader(url, user, pass string, keepPayloads bool) (*testReader, error) 
 				return nil, err
 			}
 			r.onVideo(m, f, dec.Decode)
+		case *format.G711, *format.Opus:
+			r.audioMedia = m
+			r.c.OnPacketRTP(m, f, func(pkt *rtp.Packet) {
+				r.mu.Lock()
+				defer r.mu.Unlock()
+				r.audioRaw = append(r.audioRaw, audioPacket{append([]byte(nil), pkt.Payload...), pkt.Timestamp})
+			})
 		case *format.MPEG4Audio:
 			r.audioMedia = m
 			dec, err := f.CreateDecoder()
@@ -156,6 +170,13 @@ func (r *testReader) onVideo(m *description.Media, f format.Format, decode func(
 }
 
 func (r *testReader) close() { r.c.Close() }
+
+// audioPackets returns a copy of the G.711 or Opus packets received so far.
+func (r *testReader) audioPackets() []audioPacket {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]audioPacket(nil), r.audioRaw...)
+}
 
 // videoUnits returns a copy of the access units received so far.
 func (r *testReader) videoUnits() []videoAU {

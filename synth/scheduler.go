@@ -122,8 +122,8 @@ func (c *camera) sendAudio(due time.Time, send bool, sch *scheduler) {
 	if !send {
 		return
 	}
-	ts := c.rtpTime(n*1024, c.audioClock())
-	c.write(c.audioMedia, audioPayloadType, &c.aud, ts, c.audio.packets[pos], due, sch)
+	ts := c.rtpTime(n*int64(c.audio.UnitSamples), c.audioClock())
+	c.write(c.audioMedia, c.audioPT, &c.aud, ts, c.audio.packets[pos], due, sch)
 }
 
 // write sends the packets of one frame; with the garbage fault on, payloads

@@ -21,11 +21,15 @@ func runSynthcam(args []string, stdout io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8554", "RTSP listen address")
 	n := fs.Int("cameras", 4, "number of cameras (paths cam-1 … cam-N)")
 	codec := fs.String("codec", "h264", "h264, h265 or mixed")
-	audio := fs.Bool("audio", true, "add an AAC track")
+	audio := fs.String("audio", synth.AudioAAC, "audio track: aac, pcmu (or g711), pcma, opus or none")
 	flapFraction := fs.Float64("flap-fraction", 0, "fraction of the cameras that go down now and then (0 = none)")
 	flapEvery := fs.Duration("flap-every", 30*time.Second, "how often a new set of cameras goes down")
 	flapDown := fs.Duration("flap-down", 10*time.Second, "how long a flapping camera stays down")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	audioCodec, err := synthAudio(*audio)
+	if err != nil {
 		return err
 	}
 	log, _ := zap.NewProduction()
@@ -35,7 +39,7 @@ func runSynthcam(args []string, stdout io.Writer) error {
 		if c == "mixed" {
 			c = []string{"h264", "h265"}[i%2]
 		}
-		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("cam-%d", i), Codec: c, Audio: *audio})
+		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("cam-%d", i), Codec: c, AudioCodec: audioCodec})
 	}
 	srv := synth.NewServer(synth.Config{Addr: *addr, Cameras: specs, Log: log})
 	if err := srv.Start(); err != nil {
@@ -52,6 +56,22 @@ func runSynthcam(args []string, stdout io.Writer) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// synthAudio maps the --audio flag to a synth audio codec, "" for none
+// (true and false are taken for aac and none).
+func synthAudio(v string) (string, error) {
+	switch v {
+	case "none", "false", "":
+		return "", nil
+	case "true", synth.AudioAAC:
+		return synth.AudioAAC, nil
+	case "g711", synth.AudioPCMU:
+		return synth.AudioPCMU, nil
+	case synth.AudioPCMA, synth.AudioOpus:
+		return v, nil
+	}
+	return "", fmt.Errorf("--audio %q: want aac, pcmu, g711, pcma, opus or none", v)
 }
 
 // flap takes a random fraction of the cameras down for down, at every
