@@ -254,6 +254,7 @@ func (a *App) startRecorder() error {
 		FragmentDuration: time.Duration(cfg.Recording.FragmentDuration),
 		OnStatus:         a.publishStatus,
 		Consumers:        append([]recorder.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
+		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),
 	})
