@@ -52,6 +52,7 @@ type demuxer struct {
 	vts, ats unwrapper
 
 	warnedAudio bool
+	held        *heldFrame // the first keyframe, waiting for audio
 }
 
 // unwrapper extends 32-bit millisecond timestamps: each step is taken as
@@ -150,25 +151,61 @@ func (d *demuxer) video(m *wire.Message) error {
 		// timestamps went back: a new run from the next keyframe
 		d.reannounce = true
 	}
+	if err := d.releaseHeld(); err != nil {
+		return err
+	}
+	pts := dts + int64(tag.CTS)
+	if pts < dts {
+		pts = dts
+	}
 	if d.tracks == nil || d.reannounce {
 		if !key {
+			return nil
+		}
+		if d.tracks == nil && d.sound && d.aac == nil && d.g711 == nil {
+			// G.711 has no configuration to come first: its first tag
+			// follows the first frame. The first keyframe waits for the
+			// next message, so that such audio is in the first run.
+			d.held = &heldFrame{dts: dts, pts: pts, nalus: copyAU(nalus)}
 			return nil
 		}
 		if err := d.announce(dts); err != nil {
 			return err
 		}
 	}
-	d.lastVideo = dts
-	pts := dts + int64(tag.CTS)
-	if pts < dts {
-		pts = dts
+	d.deliverVideo(dts, pts, key, copyAU(nalus))
+	return nil
+}
+
+// heldFrame is the first keyframe of a stream, waiting for the next
+// message.
+type heldFrame struct {
+	dts, pts int64
+	nalus    [][]byte
+}
+
+// releaseHeld announces the tracks and delivers the held keyframe, if any.
+func (d *demuxer) releaseHeld() error {
+	h := d.held
+	if h == nil {
+		return nil
 	}
+	d.held = nil
+	if err := d.announce(h.dts); err != nil {
+		return err
+	}
+	d.deliverVideo(h.dts, h.pts, true, h.nalus)
+	return nil
+}
+
+// deliverVideo hands a frame of the current run to the sink.
+func (d *demuxer) deliverVideo(dts, pts int64, key bool, nalus [][]byte) {
+	d.lastVideo = dts
 	p := time.Duration(pts-d.base) * time.Millisecond
 	d.sink.Unit(&media.Unit{
 		Track: d.videoIdx, PTS: p, DTS: time.Duration(dts-d.base) * time.Millisecond,
-		Time: d.start.Add(p), Key: key, NALUs: copyAU(nalus),
+		Time: d.start.Add(p), Key: key, NALUs: nalus,
 	})
-	return nil
 }
 
 func (d *demuxer) videoConfig(codec media.Codec, data []byte) error {
@@ -215,23 +252,26 @@ func (d *demuxer) audio(m *wire.Message) error {
 			d.other = soundFormatName(tag.Format)
 			d.decodeError(fmt.Errorf("%w: flv sound format %d, only AAC and G.711 are recorded", wire.ErrUnsupported, tag.Format))
 		}
-		return nil
+		return d.releaseHeld()
 	}
 	switch tag.Kind {
 	case wire.KindConfig:
 		var asc mpeg4audio.AudioSpecificConfig
 		if err := asc.Unmarshal(tag.Data); err != nil {
 			d.decodeError(fmt.Errorf("aac config: %w", err))
-			return nil
+			return d.releaseHeld()
 		}
 		if d.tracks != nil && (d.audioIdx < 0 || d.tracks[d.audioIdx].Codec != media.AAC) {
 			d.reannounce = true
 		}
 		d.aac = &asc
-		return nil
+		return d.releaseHeld()
 	case wire.KindFrames:
 	default:
-		return nil
+		return d.releaseHeld()
+	}
+	if err := d.releaseHeld(); err != nil {
+		return err
 	}
 	if d.tracks == nil || d.audioIdx < 0 || d.tracks[d.audioIdx].Codec != codec || d.reannounce || len(tag.Data) == 0 {
 		return nil
