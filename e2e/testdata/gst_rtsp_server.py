@@ -11,6 +11,9 @@ server listens on 127.0.0.1 on a port the system picks and serves:
     /h264      the H.264 clip
     /h265      the H.265 clip
     /h264-aac  the H.264 clip and the AAC clip
+    /h264-pcmu the H.264 clip and a 440 Hz tone in G.711 µ-law, 8 kHz, 20 ms packets
+    /h264-pcma the same in G.711 A-law
+    /h264-opus the H.264 clip and the tone in Opus, 48 kHz, 20 ms packets
 
 Each client gets its own pipeline. An appsrc feeds it the clip's access
 units (or ADTS frames) in a loop, timestamped by count, so timestamps go on
@@ -110,10 +113,17 @@ def main():
                 + " ! h265parse ! rtph265pay name=pay0 pt=96 config-interval=-1")
     audio = (appsrc("audio", f"audio/mpeg,mpegversion=4,stream-format=adts,rate={rate}")
              + " ! aacparse ! rtpmp4gpay name=pay1 pt=97")
+    tone = "audiotestsrc freq=440 volume=0.25 samplesperbuffer={n} ! audio/x-raw,rate={rate},channels=1"
+    pcmu = tone.format(n=160, rate=8000) + " ! mulawenc ! rtppcmupay name=pay1 pt=0 min-ptime=20000000 max-ptime=20000000"
+    pcma = tone.format(n=160, rate=8000) + " ! alawenc ! rtppcmapay name=pay1 pt=8 min-ptime=20000000 max-ptime=20000000"
+    opus = tone.format(n=960, rate=48000) + " ! opusenc ! rtpopuspay name=pay1 pt=97"
     mounts = {
         "/h264": (video264, h264, False),
         "/h265": (video265, h265, False),
         "/h264-aac": (video264 + " " + audio, h264, True),
+        "/h264-pcmu": (video264 + " " + pcmu, h264, False),
+        "/h264-pcma": (video264 + " " + pcma, h264, False),
+        "/h264-opus": (video264 + " " + opus, h264, False),
     }
 
     server = GstRtspServer.RTSPServer()
