@@ -54,9 +54,11 @@ func serveSynthChild() int {
 		if codec == "mixed" {
 			codec = []string{synth.CodecH264, synth.CodecH265}[i%2]
 		}
-		specs = append(specs, synth.CameraSpec{
-			Path: fmt.Sprintf("cam-%d", i), Codec: codec, Audio: os.Getenv(envSynthAudio) == "true",
-		})
+		audio := os.Getenv(envSynthAudio)
+		if audio == "none" {
+			audio = ""
+		}
+		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("cam-%d", i), Codec: codec, AudioCodec: audio})
 	}
 	srv := synth.NewServer(synth.Config{Addr: "127.0.0.1:0", Cameras: specs})
 	if err := srv.Start(); err != nil {
@@ -74,13 +76,13 @@ func serveSynthChild() int {
 }
 
 // testSynthCommand starts the test binary as the synthetic cameras' process.
-func testSynthCommand(ctx context.Context, cameras int, codec string, audio bool) (*exec.Cmd, error) {
+func testSynthCommand(ctx context.Context, cameras int, codec, audio string) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
 		envSynthChild+"=1",
 		envSynthCameras+"="+strconv.Itoa(cameras),
 		envSynthCodec+"="+codec,
-		envSynthAudio+"="+strconv.FormatBool(audio),
+		envSynthAudio+"="+audio,
 	)
 	return cmd, nil
 }

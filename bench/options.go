@@ -45,9 +45,16 @@ type Options struct {
 	// It defaults to "h264".
 	Codec string
 
-	// Audio gives every camera an AAC track (16 kHz mono) that is recorded
-	// too, as for a camera whose sound is on.
+	// Audio gives every camera an audio track that is recorded too, as for
+	// a camera whose sound is on: AAC (16 kHz mono) unless AudioCodec says
+	// otherwise.
 	Audio bool
+
+	// AudioCodec is the cameras' audio when Audio is on: "aac", "pcmu"
+	// (G.711 µ-law, 8 kHz), "pcma" (A-law) or "opus" (48 kHz). The recorder
+	// transcodes the last three to AAC, and the report gives the cost.
+	// It defaults to "aac".
+	AudioCodec string
 
 	// SampleEvery, when set, samples RSS, goroutines and open files during
 	// the window and reports their growth (soak runs).
@@ -117,7 +124,8 @@ type Options struct {
 	// command must serve rtsp://HOST:PORT/cam-1 … cam-N and print each URL on
 	// its own line of standard output once it serves them.
 	// It defaults to this executable's `synthcam` subcommand.
-	SynthCommand func(ctx context.Context, cameras int, codec string, audio bool) (*exec.Cmd, error)
+	// The audio is "none" or an AudioCodec.
+	SynthCommand func(ctx context.Context, cameras int, codec, audio string) (*exec.Cmd, error)
 
 	// Progress, optional, receives one line per phase of the run.
 	Progress io.Writer
@@ -146,6 +154,7 @@ func Defaults() Options {
 		Backend:      "fs",
 		Codec:        "h264",
 		Audio:        true,
+		AudioCodec:   "aac",
 		Segment:      60 * time.Second,
 		FFmpegSample: 10,
 	}
@@ -158,6 +167,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Codec == "" {
 		o.Codec = "h264"
+	}
+	if o.AudioCodec == "" {
+		o.AudioCodec = "aac"
 	}
 	if o.FFmpeg == "" {
 		o.FFmpeg = "ffmpeg"
@@ -206,18 +218,29 @@ func (o Options) validate() error {
 	default:
 		return fmt.Errorf("%w: codec %q (want h264, h265 or mixed)", ErrBadOptions, o.Codec)
 	}
+	if _, ok := audioCodecs[o.AudioCodec]; !ok {
+		return fmt.Errorf("%w: audio codec %q (want aac, pcmu, pcma or opus)", ErrBadOptions, o.AudioCodec)
+	}
 	return nil
 }
 
 // SelfSynthCommand runs this executable's `synthcam` subcommand on a free
 // port of 127.0.0.1 (the vigia binary's synthetic cameras).
-func SelfSynthCommand(ctx context.Context, cameras int, codec string, audio bool) (*exec.Cmd, error) {
+func SelfSynthCommand(ctx context.Context, cameras int, codec, audio string) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)
 	}
 	return exec.CommandContext(ctx, exe, "synthcam", "--addr", "127.0.0.1:0",
-		"--cameras", fmt.Sprint(cameras), "--codec", codec, fmt.Sprintf("--audio=%t", audio)), nil
+		"--cameras", fmt.Sprint(cameras), "--codec", codec, "--audio="+audio), nil
+}
+
+// synthAudio is the audio of the synthetic cameras: "none" or a codec.
+func (o Options) synthAudio() string {
+	if !o.Audio {
+		return "none"
+	}
+	return o.AudioCodec
 }
 
 // SelfNATSCommand runs this executable's `nats` subcommand.

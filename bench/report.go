@@ -6,12 +6,14 @@ type Report struct {
 	// Machine is where the run took place.
 	Machine Machine `json:"machine"`
 
-	// Cameras, Codec, Audio, Backend and SegmentS are the run's settings.
-	Cameras  int     `json:"cameras"`
-	Codec    string  `json:"codec"`
-	Audio    bool    `json:"audio"`
-	Backend  string  `json:"backend"`
-	SegmentS float64 `json:"segment_s"`
+	// Cameras, Codec, Audio, AudioCodec, Backend and SegmentS are the
+	// run's settings.
+	Cameras    int     `json:"cameras"`
+	Codec      string  `json:"codec"`
+	Audio      bool    `json:"audio"`
+	AudioCodec string  `json:"audio_codec,omitempty"`
+	Backend    string  `json:"backend"`
+	SegmentS   float64 `json:"segment_s"`
 
 	// WarmupS is the warm-up before the window; WindowS the measured window
 	// as it actually lasted.
@@ -49,6 +51,10 @@ type Report struct {
 
 	// Imaging is the thumbnail and motion detection work of the window.
 	Imaging *ImagingStats `json:"imaging,omitempty"`
+
+	// AudioTranscode is the audio transcoding of the window, nil when the
+	// cameras' audio is not transcoded.
+	AudioTranscode *AudioStats `json:"audio_transcode,omitempty"`
 
 	// FFmpeg is the comparison sample, nil when disabled.
 	FFmpeg *FFmpegStats `json:"ffmpeg,omitempty"`

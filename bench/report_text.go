@@ -30,7 +30,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	codec := r.Codec
 	if r.Audio {
-		codec += " + AAC"
+		switch r.AudioCodec {
+		case "", "aac":
+			codec += " + AAC"
+		case "opus":
+			codec += " + Opus"
+		default:
+			codec += " + G.711"
+		}
 	}
 	p("run", "%d cameras %s, backend %s, segments %gs, warm-up %gs, window %.1fs",
 		r.Cameras, codec, r.Backend, r.SegmentS, r.WarmupS, r.WindowS)
@@ -102,6 +109,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.Imaging != nil {
 		for _, l := range r.Imaging.text() {
+			p(l[0], "%s", l[1])
+		}
+	}
+	if r.AudioTranscode != nil {
+		for _, l := range r.AudioTranscode.text() {
 			p(l[0], "%s", l[1])
 		}
 	}

@@ -134,6 +134,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	r.progress("warm-up done (%d segments stored); measuring for %v", r.col.count(), o.Duration)
 	w0 := r.sample()
 	im0, im0Err := r.imagingCounters(ctx)
+	au0, au0Err := r.audioCounters(ctx)
 	if o.MemProfile != "" {
 		if err := writeHeapProfile(o.MemProfile + ".start"); err != nil {
 			return nil, err
@@ -157,6 +158,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	err = r.wait(ctx, o.Duration)
 	w1 := r.sample()
 	im1, im1Err := r.imagingCounters(ctx)
+	au1, au1Err := r.audioCounters(ctx)
 	stopProfile()
 	if err != nil {
 		return nil, err
@@ -194,6 +196,10 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
 	rep.MachineCPU = machineStats(w0, w1, rep)
 	rep.Imaging = imagingStats(im0, im1, im0Err, im1Err, rep.WindowS, o.Cameras)
+	if o.Audio {
+		rep.AudioCodec = o.AudioCodec
+		rep.AudioTranscode = audioStats(o.AudioCodec, au0, au1, au0Err, au1Err, rep.WindowS)
+	}
 	rep.Vigia.RecordingCPUPercentPerCamera = rep.Vigia.CPUPercentPerCamera
 	if rep.Imaging != nil && rep.Imaging.Err == "" {
 		rep.Vigia.RecordingCPUPercentPerCamera -= rep.Imaging.TotalCPUPercentPerCamera

@@ -22,7 +22,7 @@ type synthProc struct {
 // startSynth starts the synthetic cameras and waits until the child has
 // printed one URL per camera.
 func startSynth(ctx context.Context, o Options) (*synthProc, error) {
-	cmd, err := o.SynthCommand(ctx, o.Cameras, o.Codec, o.Audio)
+	cmd, err := o.SynthCommand(ctx, o.Cameras, o.Codec, o.synthAudio())
 	if err != nil {
 		return nil, fmt.Errorf("synthetic cameras: %w", err)
 	}

@@ -6,6 +6,7 @@ package transcode
 #cgo pkg-config: libavcodec libavutil libswresample
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/opt.h>
@@ -21,7 +22,14 @@ typedef struct {
 	AVPacket *dpkt;       // the decoder's input
 	int rate;             // AAC rate
 	int swr_fmt, swr_rate, swr_channels;
+	int64_t cpu_ns;       // thread CPU time spent in the calls below
 } vt_tc;
+
+static int64_t vt_thread_ns(void) {
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void vt_close(vt_tc *t) {
 	swr_free(&t->swr);
@@ -36,7 +44,9 @@ static void vt_close(vt_tc *t) {
 
 // vt_open_encoder opens libavcodec's native AAC encoder: AAC-LC, mono, at
 // rate, constant quality (global_quality, in hundredths of a lambda step)
-// with the fast quantizer search.
+// with the fast quantizer search, without perceptual noise substitution
+// and temporal noise shaping (a few % of its time, little gained on a
+// camera's sound).
 static int vt_open_encoder(vt_tc *t, int rate, int quality) {
 	const AVCodec *c = avcodec_find_encoder_by_name("aac");
 	if (!c) return AVERROR_ENCODER_NOT_FOUND;
@@ -51,13 +61,16 @@ static int vt_open_encoder(vt_tc *t, int rate, int quality) {
 	e->thread_count = 1;
 	e->flags |= AV_CODEC_FLAG_QSCALE;
 	e->global_quality = quality * FF_QP2LAMBDA / 100;
-	// A bit rate hint within AAC's limit of 6144 bits per frame and
-	// channel (constant quality ignores it otherwise).
-	e->bit_rate = 3 * rate;
+	// The bit rate is a ceiling under constant quality: frames over it
+	// are quantized again, which costs more than the quality loop itself.
+	// AAC's own limit (6144 bits per frame and channel) is ceiling enough.
+	e->bit_rate = 6 * rate;
 	// Errors come back as return codes; nothing goes to standard error.
 	e->log_level_offset = 24;
 	AVDictionary *opts = NULL;
 	av_dict_set(&opts, "aac_coder", "fast", 0);
+	av_dict_set(&opts, "aac_pns", "0", 0);
+	av_dict_set(&opts, "aac_tns", "0", 0);
 	int r = avcodec_open2(e, c, &opts);
 	av_dict_free(&opts);
 	if (r < 0) return r;
@@ -119,17 +132,30 @@ static int vt_swr(vt_tc *t, int fmt, int channels, int rate) {
 // vt_resample resamples n mono float samples at rate into out (cap
 // samples) and returns the count written.
 static int vt_resample(vt_tc *t, int rate, const float *in, int n, float *out, int cap) {
+	int64_t c0 = vt_thread_ns();
 	int r = vt_swr(t, AV_SAMPLE_FMT_FLT, 1, rate);
-	if (r < 0) return r;
-	const uint8_t *ip[1] = {(const uint8_t *)in};
-	uint8_t *op[1] = {(uint8_t *)out};
-	return swr_convert(t->swr, op, cap, ip, n);
+	if (r >= 0) {
+		const uint8_t *ip[1] = {(const uint8_t *)in};
+		uint8_t *op[1] = {(uint8_t *)out};
+		r = swr_convert(t->swr, op, cap, ip, n);
+	}
+	t->cpu_ns += vt_thread_ns() - c0;
+	return r;
 }
 
 // vt_decode decodes one Opus packet (data is only read during the call)
 // and writes its samples, mono float at the AAC rate, into out (cap
 // samples). It returns the count written, or an error.
+static int vt_decode_frames(vt_tc *t, const uint8_t *data, int size, float *out, int cap);
+
 static int vt_decode(vt_tc *t, const uint8_t *data, int size, float *out, int cap) {
+	int64_t c0 = vt_thread_ns();
+	int r = vt_decode_frames(t, data, size, out, cap);
+	t->cpu_ns += vt_thread_ns() - c0;
+	return r;
+}
+
+static int vt_decode_frames(vt_tc *t, const uint8_t *data, int size, float *out, int cap) {
 	t->dpkt->data = (uint8_t *)data;
 	t->dpkt->size = size;
 	int r = avcodec_send_packet(t->dec, t->dpkt);
@@ -154,35 +180,48 @@ static int vt_decode(vt_tc *t, const uint8_t *data, int size, float *out, int ca
 	return n;
 }
 
-// vt_send gives the encoder n (at most 1024; fewer only for the last
-// frame) samples starting at sample index pts; n 0 drains it.
-static int vt_send(vt_tc *t, const float *samples, int n, int64_t pts) {
-	if (n == 0) return avcodec_send_frame(t->enc, NULL);
-	t->in->nb_samples = 1024;
-	int r = av_frame_make_writable(t->in);
-	if (r < 0) return r;
-	memcpy(t->in->data[0], samples, n * sizeof(float));
-	t->in->nb_samples = n;
-	t->in->pts = pts;
-	return avcodec_send_frame(t->enc, t->in);
-}
-
-// vt_receive copies the next AAC frame into out (cap bytes) and its
-// sample index into pts: it returns its size, 0 when none is ready, or an
-// error.
-static int vt_receive(vt_tc *t, uint8_t *out, int cap, int64_t *pts) {
-	int r = avcodec_receive_packet(t->enc, t->pkt);
-	if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) return 0;
-	if (r < 0) return r;
-	int size = t->pkt->size;
-	if (size > cap) {
-		av_packet_unref(t->pkt);
-		return AVERROR(ERANGE);
+// vt_encode gives the encoder n samples (1024; fewer only for the last
+// frame; 0 drains it) starting at sample index pts, and copies the AAC
+// frames that come out into out (cap bytes), back to back: their sizes
+// and sample indexes into sizes and ptss (max of them). It returns their
+// count, or an error.
+static int vt_encode(vt_tc *t, const float *samples, int n, int64_t pts,
+                     uint8_t *out, int cap, int *sizes, int64_t *ptss, int max) {
+	int64_t c0 = vt_thread_ns();
+	int r;
+	if (n == 0) {
+		r = avcodec_send_frame(t->enc, NULL);
+	} else {
+		t->in->nb_samples = 1024;
+		r = av_frame_make_writable(t->in);
+		if (r >= 0) {
+			memcpy(t->in->data[0], samples, n * sizeof(float));
+			t->in->nb_samples = n;
+			t->in->pts = pts;
+			r = avcodec_send_frame(t->enc, t->in);
+		}
 	}
-	memcpy(out, t->pkt->data, size);
-	*pts = t->pkt->pts;
-	av_packet_unref(t->pkt);
-	return size;
+	int count = 0, used = 0;
+	while (r >= 0 && count < max) {
+		r = avcodec_receive_packet(t->enc, t->pkt);
+		if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) {
+			r = 0;
+			break;
+		}
+		if (r < 0) break;
+		if (t->pkt->size > cap - used) {
+			r = AVERROR(ERANGE);
+		} else {
+			memcpy(out + used, t->pkt->data, t->pkt->size);
+			sizes[count] = t->pkt->size;
+			ptss[count] = t->pkt->pts;
+			used += t->pkt->size;
+			count++;
+		}
+		av_packet_unref(t->pkt);
+	}
+	t->cpu_ns += vt_thread_ns() - c0;
+	return r < 0 ? r : count;
 }
 
 static int vt_extradata(vt_tc *t, uint8_t *out, int cap) {
@@ -198,7 +237,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"time"
 	"unsafe"
@@ -207,7 +245,6 @@ import (
 
 	"github.com/vigia/vigia/audio"
 	"github.com/vigia/vigia/media"
-	"github.com/vigia/vigia/thumbs/decoder"
 )
 
 // Available reports whether this build can transcode.
@@ -219,8 +256,13 @@ func Available() bool { return true }
 // 16 kHz, on the fast quantizer search.
 const Quality = 100
 
-// maxAACFrame is the largest AAC-LC frame of one channel (6144 bits).
-const maxAACFrame = 768
+// maxAACFrame is the largest AAC-LC frame of one channel (6144 bits);
+// maxOut the most frames one call to the encoder gives (the drain at the
+// end gives the two it holds).
+const (
+	maxAACFrame = 768
+	maxOut      = 4
+)
 
 // Transcoder turns the units of one G.711 or Opus track into AAC-LC
 // frames of 1024 samples, mono. It is not safe for concurrent use.
@@ -276,7 +318,7 @@ func New(t *media.Track) (*Transcoder, error) {
 		return nil, fmt.Errorf("%w: aac encoder configuration: %w", ErrCodec, err)
 	}
 	tc.track = &media.Track{Codec: media.AAC, ClockRate: rate, AAC: &asc}
-	tc.out = make([]byte, maxAACFrame)
+	tc.out = make([]byte, maxOut*maxAACFrame)
 	return tc, nil
 }
 
@@ -308,12 +350,6 @@ func (t *Transcoder) Unit(u *media.Unit, emit func(*media.Unit)) error {
 	if t.c == nil || t.eof {
 		return ErrClosed
 	}
-	runtime.LockOSThread()
-	c0 := decoder.ThreadCPU()
-	defer func() {
-		t.stats.CPU += decoder.ThreadCPU() - c0
-		runtime.UnlockOSThread()
-	}()
 	n, err := t.decode(u.Payload)
 	if err != nil {
 		return err
@@ -343,12 +379,6 @@ func (t *Transcoder) Flush(track int, emit func(*media.Unit)) error {
 		t.eof = true
 		return nil
 	}
-	runtime.LockOSThread()
-	c0 := decoder.ThreadCPU()
-	defer func() {
-		t.stats.CPU += decoder.ThreadCPU() - c0
-		runtime.UnlockOSThread()
-	}()
 	return t.encode(track, emit, true)
 }
 
@@ -358,44 +388,46 @@ func (t *Transcoder) encode(track int, emit func(*media.Unit), last bool) error 
 	off := 0
 	for len(t.fifo)-off >= 1024 || (last && len(t.fifo) > off) {
 		n := min(1024, len(t.fifo)-off)
-		if r := C.vt_send(t.c, (*C.float)(unsafe.Pointer(&t.fifo[off])), C.int(n), C.int64_t(t.sent)); r < 0 {
-			return fmt.Errorf("%w: %s", ErrEncode, avError(r))
-		}
-		off += n
-		t.sent += int64(n)
-		if err := t.receive(track, emit); err != nil {
+		if err := t.encodeFrame(track, emit, t.fifo[off:off+n]); err != nil {
 			return err
 		}
+		off += n
 	}
 	t.fifo = t.fifo[:copy(t.fifo, t.fifo[off:])]
 	if last {
 		t.eof = true
-		if r := C.vt_send(t.c, nil, 0, 0); r < 0 {
-			return fmt.Errorf("%w: %s", ErrEncode, avError(r))
-		}
-		return t.receive(track, emit)
+		return t.encodeFrame(track, emit, nil)
 	}
 	return nil
 }
 
-// receive emits the AAC frames the encoder has ready.
-func (t *Transcoder) receive(track int, emit func(*media.Unit)) error {
-	for {
-		var pts C.int64_t
-		r := C.vt_receive(t.c, (*C.uint8_t)(unsafe.Pointer(&t.out[0])), C.int(len(t.out)), &pts)
-		if r < 0 {
-			return fmt.Errorf("%w: %s", ErrEncode, avError(r))
-		}
-		if r == 0 {
-			return nil
-		}
-		s := int64(pts)
+// encodeFrame gives the encoder one frame of samples (none: the end of
+// the stream) and emits the AAC frames that come out.
+func (t *Transcoder) encodeFrame(track int, emit func(*media.Unit), samples []float32) error {
+	var in *C.float
+	if len(samples) > 0 {
+		in = (*C.float)(unsafe.Pointer(&samples[0]))
+	}
+	var sizes [maxOut]C.int
+	var ptss [maxOut]C.int64_t
+	r := C.vt_encode(t.c, in, C.int(len(samples)), C.int64_t(t.sent),
+		(*C.uint8_t)(unsafe.Pointer(&t.out[0])), C.int(len(t.out)), &sizes[0], &ptss[0], maxOut)
+	t.sent += int64(len(samples))
+	t.stats.CPU = time.Duration(t.c.cpu_ns)
+	if r < 0 {
+		return fmt.Errorf("%w: %s", ErrEncode, avError(r))
+	}
+	off := 0
+	for i := range int(r) {
+		s, size := int64(ptss[i]), int(sizes[i])
 		at, wall := t.tm.at(s)
 		t.tm.forget(s)
 		t.horizon, t.emitted = at+samplesDuration(1024, t.rate), true
 		t.stats.Frames++
-		emit(&media.Unit{Track: track, PTS: at, DTS: at, Time: wall, Payload: append([]byte(nil), t.out[:r]...)})
+		emit(&media.Unit{Track: track, PTS: at, DTS: at, Time: wall, Payload: append([]byte(nil), t.out[off:off+size]...)})
+		off += size
 	}
+	return nil
 }
 
 // decode puts the samples of one unit, mono at the AAC rate, into t.pcm
@@ -408,6 +440,7 @@ func (t *Transcoder) decode(payload []byte) (int, error) {
 		t.pcm = grow(t.pcm, audio.OpusMaxSamples*t.rate/48000+256)
 		r := C.vt_decode(t.c, (*C.uint8_t)(unsafe.Pointer(&payload[0])), C.int(len(payload)),
 			(*C.float)(unsafe.Pointer(&t.pcm[0])), C.int(len(t.pcm)))
+		t.stats.CPU = time.Duration(t.c.cpu_ns)
 		if r < 0 {
 			return 0, fmt.Errorf("%w: opus: %s", ErrDecode, avError(r))
 		}
@@ -441,6 +474,7 @@ func (t *Transcoder) decode(payload []byte) (int, error) {
 	t.pcm = grow(t.pcm, frames*t.rate/t.inRate+256)
 	r := C.vt_resample(t.c, C.int(t.inRate), (*C.float)(unsafe.Pointer(&t.tmp[0])), C.int(frames),
 		(*C.float)(unsafe.Pointer(&t.pcm[0])), C.int(len(t.pcm)))
+	t.stats.CPU = time.Duration(t.c.cpu_ns)
 	if r < 0 {
 		return 0, fmt.Errorf("%w: resample: %s", ErrDecode, avError(r))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -25,7 +26,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.DurationVar(&o.LiveWindow, "live", o.LiveWindow, "one viewer watches the first camera live this long after the window, for the live latency (0 skips)")
 	fs.StringVar(&o.Backend, "backend", o.Backend, "storage: fs (temporary directory) or s3 (a MinIO process, binary at $VIGIA_TOOLS/minio)")
 	fs.StringVar(&o.Codec, "codec", o.Codec, "h264, h265 or mixed")
-	fs.BoolVar(&o.Audio, "audio", o.Audio, "cameras have an AAC track, recorded too")
+	audio := fs.String("audio", o.AudioCodec, "cameras' audio, recorded too: aac, g711 (µ-law; pcmu too), pcma, opus (G.711 and Opus are transcoded to AAC: the report gives the cost), or none")
 	fs.DurationVar(&o.SampleEvery, "sample-every", o.SampleEvery, "sample RSS, goroutines and open files this often and report their growth (soak)")
 	fs.BoolVar(&o.Discard, "discard", o.Discard, "delete each segment once stored and counted, so that a long run does not fill the disk")
 	fs.Float64Var(&o.Flap, "flap", o.Flap, "fraction of cameras taken down for 10 s every 30 s (soak)")
@@ -42,6 +43,18 @@ func runBench(args []string, stdout io.Writer) error {
 	level := fs.String("log-level", "warn", "recorder log level")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch *audio {
+	case "none", "false":
+		o.Audio = false
+	case "true", "aac":
+		o.Audio, o.AudioCodec = true, "aac"
+	case "g711", "pcmu":
+		o.Audio, o.AudioCodec = true, "pcmu"
+	case "pcma", "opus":
+		o.Audio, o.AudioCodec = true, *audio
+	default:
+		return fmt.Errorf("--audio %q: want aac, g711, pcmu, pcma, opus or none", *audio)
 	}
 	log, err := logging.New(*level, "console")
 	if err != nil {
