@@ -33,12 +33,8 @@ func newAudioHandler(r *reader, idx int, f format.Format) (packetHandler, error)
 		return &aacTrack{r: r, idx: idx, rate: f.ClockRate(), dec: dec}, nil
 	case *format.G711:
 		channels := max(f.ChannelCount, 1)
-		return &frameAudioTrack{r: r, idx: idx, rate: f.SampleRate, check: func(b []byte) error {
-			if len(b)%channels != 0 {
-				return fmt.Errorf("%w: %d bytes, %d channels", errG711Size, len(b), channels)
-			}
-			return nil
-		}}, nil
+		return &g711Track{r: r, idx: idx, rate: f.SampleRate, channels: channels,
+			unit: max(1, f.SampleRate*int(g711UnitDuration/time.Millisecond)/1000) * channels}, nil
 	case *format.Opus:
 		return &frameAudioTrack{r: r, idx: idx, rate: 48000, check: func(b []byte) error {
 			_, err := audio.OpusSamples(b)
@@ -48,10 +44,67 @@ func newAudioHandler(r *reader, idx int, f format.Format) (packetHandler, error)
 	return nil, ingest.Permanent(ingest.ReasonUnsupported, fmt.Errorf("no depacketizer for %s", f.Codec()))
 }
 
+// g711UnitDuration is how much G.711 a unit gathers: the samples of
+// consecutive packets (20 ms each, usually) go in one unit, a third of the
+// units to hand on and transcode, for at most 40 ms more before the AAC
+// frame they complete comes out.
+const g711UnitDuration = 60 * time.Millisecond
+
+// g711Track turns the RTP of a G.711 track into units of the samples of
+// consecutive packets, at least g711UnitDuration (a packet that does not
+// follow the one before on the RTP clock ends the unit before it), with
+// the video's time axis; audio before the first video frame is dropped.
+type g711Track struct {
+	r        *reader
+	idx      int
+	rate     int
+	channels int
+	unit     int // bytes that end a unit
+
+	buf  []byte    // samples of the unit being gathered
+	ts   uint32    // its first sample's timestamp
+	next uint32    // the timestamp that follows it
+	at   time.Time // when its first packet came
+}
+
+func (g *g711Track) packet(p *rtpPacket, now time.Time) {
+	switch {
+	case len(p.payload) == 0:
+		g.r.decodeError(errEmptyUnit)
+		return
+	case len(p.payload)%g.channels != 0:
+		g.r.decodeError(fmt.Errorf("%w: %d bytes, %d channels", errG711Size, len(p.payload), g.channels))
+		return
+	}
+	if len(g.buf) > 0 && p.ts != g.next {
+		g.flush()
+	}
+	if len(g.buf) == 0 {
+		g.ts, g.at = p.ts, now
+		g.buf = make([]byte, 0, max(g.unit, len(p.payload)))
+	}
+	g.buf = append(g.buf, p.payload...)
+	g.next = p.ts + uint32(len(p.payload)/g.channels)
+	if len(g.buf) >= g.unit {
+		g.flush()
+	}
+}
+
+// flush hands on the unit gathered.
+func (g *g711Track) flush() {
+	buf := g.buf
+	g.buf = nil
+	pts, wall, ok := g.r.otherTime(g.idx, g.ts, g.rate, g.at)
+	if !ok {
+		return // before the first video frame
+	}
+	g.r.deliver(&media.Unit{Track: g.idx, PTS: pts, DTS: pts, Time: wall, Payload: buf})
+}
+
 // frameAudioTrack turns the RTP of a track that carries one unit per
-// packet (G.711 samples, an Opus packet) into units, with the video's time
-// axis; audio before the first video frame is dropped. The packet's
-// timestamp is the time of its first sample.
+// packet (an Opus packet) into units, with the video's time axis; audio
+// before the first video frame is dropped. The packet's timestamp is the
+// time of its first sample.
 type frameAudioTrack struct {
 	r     *reader
 	idx   int

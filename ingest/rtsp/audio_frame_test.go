@@ -102,31 +102,34 @@ func TestFrameAudioRecorded(t *testing.T) {
 			}
 			errs := 0
 			r.onDecodeError = func(err error) { errs++; t.Log(err) }
+			var samples []int16
 			pkts := recordedRTP(t, tc.file)
 			for i := range pkts {
 				r.handlers[1].packet(&pkts[i], time.Now())
 			}
 			got := sink.byTrack(1)
-			if len(got) != len(pkts) || errs != 0 {
-				t.Fatalf("%d units from %d packets, %d decode errors", len(got), len(pkts), errs)
+			if errs != 0 {
+				t.Fatalf("%d decode errors", errs)
 			}
-			var samples []int16
-			for i, u := range got {
-				if string(u.Payload) != string(pkts[i].payload) {
-					t.Fatalf("unit %d differs from its packet's payload", i)
+			if tc.codec != media.Opus {
+				samples = checkG711Units(t, got, pkts, tc.rate, tc.codec == media.G711U)
+			} else {
+				if len(got) != len(pkts) {
+					t.Fatalf("%d units from %d packets", len(got), len(pkts))
 				}
-				want := ticksToDuration(int64(pkts[i].ts-pkts[0].ts), tc.rate)
-				if d := u.PTS - got[0].PTS - want; d < -time.Millisecond || d > time.Millisecond || u.DTS != u.PTS {
-					t.Fatalf("unit %d at %v, %v after the first; want %v", i, u.PTS, u.PTS-got[0].PTS, want)
-				}
-				if tc.codec == media.Opus {
+				for i, u := range got {
+					if string(u.Payload) != string(pkts[i].payload) {
+						t.Fatalf("unit %d differs from its packet's payload", i)
+					}
+					want := ticksToDuration(int64(pkts[i].ts-pkts[0].ts), tc.rate)
+					if d := u.PTS - got[0].PTS - want; d < -time.Millisecond || d > time.Millisecond || u.DTS != u.PTS {
+						t.Fatalf("unit %d at %v, %v after the first; want %v", i, u.PTS, u.PTS-got[0].PTS, want)
+					}
 					// GStreamer stamps its first packet the encoder's
 					// look-ahead (312 samples) late.
 					if n, err := audio.OpusSamples(u.Payload); err != nil || (i > 1 && n != int(pkts[i].ts-pkts[i-1].ts)) {
 						t.Fatalf("opus unit %d: %d samples, %v; the timestamps say %d", i, n, err, pkts[i].ts-pkts[i-1].ts)
 					}
-				} else {
-					samples = audio.DecodeG711(samples, u.Payload, tc.codec == media.G711U)
 				}
 			}
 			if samples != nil {
@@ -142,6 +145,40 @@ func TestFrameAudioRecorded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkG711Units checks the units of G.711 packets: their samples are
+// those of the packets, in order, but for the last packets still gathered;
+// each starts with a packet, timed by its timestamp; each holds at least
+// g711UnitDuration but where the next packet does not follow on the RTP
+// clock. It returns the samples decoded.
+func checkG711Units(t *testing.T, got []*media.Unit, pkts []rtpPacket, rate int, ulaw bool) []int16 {
+	t.Helper()
+	if len(got) < len(pkts)/4 || len(got) > len(pkts)/2 {
+		t.Fatalf("%d units from %d packets of 20 ms, want a unit every 60 ms", len(got), len(pkts))
+	}
+	var samples []int16
+	p := 0 // the packet a unit starts with
+	for i, u := range got {
+		want := ticksToDuration(int64(pkts[p].ts-pkts[0].ts), rate)
+		if d := u.PTS - got[0].PTS - want; d < -time.Millisecond || d > time.Millisecond || u.DTS != u.PTS {
+			t.Fatalf("unit %d at %v after the first, want %v (packet %d)", i, u.PTS-got[0].PTS, want, p)
+		}
+		rest := u.Payload
+		for len(rest) > 0 {
+			if p >= len(pkts) || !strings.HasPrefix(string(rest), string(pkts[p].payload)) {
+				t.Fatalf("unit %d does not hold packet %d's samples where it should", i, p)
+			}
+			rest = rest[len(pkts[p].payload):]
+			p++
+		}
+		follows := p < len(pkts) && pkts[p].ts == pkts[p-1].ts+uint32(len(pkts[p-1].payload))
+		if follows && time.Duration(len(u.Payload))*time.Second/time.Duration(rate) < g711UnitDuration {
+			t.Fatalf("unit %d holds %d samples, want %v of them", i, len(u.Payload), g711UnitDuration)
+		}
+		samples = audio.DecodeG711(samples, u.Payload, ulaw)
+	}
+	return samples
 }
 
 // TestFrameAudioBadPayloads: an empty payload, G.711 that is not a whole
@@ -232,8 +269,9 @@ func TestAudioTrackChoice(t *testing.T) {
 }
 
 // FuzzFrameAudio: whatever the payload of a G.711 (stereo) or Opus packet,
-// the handler never panics and delivers only payloads that pass the
-// checks, byte for byte.
+// the handler never panics; a payload that fails the checks is a decode
+// error; the units it delivers hold whole G.711 samples, or the Opus
+// packet byte for byte.
 func FuzzFrameAudio(f *testing.F) {
 	for _, name := range []string{"rtp_pcmu_gstreamer.txt", "rtp_opus_gstreamer.txt", "rtp_opus_ffmpeg.txt"} {
 		for _, p := range recordedRTP(f, name)[:3] {
@@ -245,6 +283,7 @@ func FuzzFrameAudio(f *testing.F) {
 		r    *reader
 		sink *unitSink
 		errs int
+		opus bool
 	}
 	var rigs []*rig
 	for _, fm := range []format.Format{
@@ -252,18 +291,32 @@ func FuzzFrameAudio(f *testing.F) {
 		&format.Opus{PayloadTyp: 96, ChannelCount: 2},
 	} {
 		rg := &rig{sink: &unitSink{}}
+		_, rg.opus = fm.(*format.Opus)
 		rg.r = audioReader(f, fm, rg.sink)
 		rg.r.onDecodeError = func(error) { rg.errs++ }
 		rigs = append(rigs, rg)
 	}
+	ts := uint32(1000)
 	f.Fuzz(func(t *testing.T, payload []byte) {
+		ts += 100000 // apart from the packet before: G.711 gathered is handed on
 		for _, rg := range rigs {
 			rg.sink.units, rg.errs = nil, 0
-			p := rtpPacket{marker: true, pt: 96, seq: 1, ts: 1000, payload: payload}
+			p := rtpPacket{marker: true, pt: 96, seq: 1, ts: ts, payload: payload}
 			rg.r.handlers[1].packet(&p, time.Now())
 			got := rg.sink.byTrack(1)
+			for _, u := range got {
+				if len(u.Payload) == 0 || (!rg.opus && len(u.Payload)%2 != 0) {
+					t.Fatalf("unit of %d bytes", len(u.Payload))
+				}
+			}
+			if !rg.opus {
+				if len(got) > 2 || (rg.errs > 0) != (len(payload) == 0 || len(payload)%2 != 0) {
+					t.Fatalf("g711 packet of %d bytes: %d units, %d errors", len(payload), len(got), rg.errs)
+				}
+				continue
+			}
 			if len(got)+rg.errs != 1 {
-				t.Fatalf("%d units and %d errors for one packet", len(got), rg.errs)
+				t.Fatalf("%d units and %d errors for one opus packet", len(got), rg.errs)
 			}
 			if len(got) == 1 && string(got[0].Payload) != string(payload) {
 				t.Fatal("unit differs from the payload")
