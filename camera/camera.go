@@ -41,7 +41,7 @@ type Config struct {
 	P2PSerial         string `json:"p2p_serial,omitempty"`
 	P2PSealedPassword string `json:"p2p_sealed_password,omitempty"`
 
-	// Sound records AAC audio when true.
+	// Sound records the camera's audio (as AAC) when true.
 	Sound bool `json:"sound"`
 
 	// HistoryDays is how long the camera's recordings are kept.

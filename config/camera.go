@@ -5,6 +5,6 @@ type Camera struct {
 	ID          string `yaml:"id" doc:"Camera id: 1 to 64 characters of A-Z, a-z, 0-9, _ and -, not digits only (decimal ids are those of API cameras); unique."`
 	URL         string `yaml:"url" secret:"url" doc:"Stream URL: rtsp, rtsps, rtmp or rtmps (pulled), with credentials in the user information; rtmp-push: for a camera that publishes to this node (docs/rtmp.md); p2p://[user]:{password}@{serial}/{stream} for a P2P camera (docs/p2p.md)."`
 	Transport   string `yaml:"transport" doc:"RTSP transport: tcp, udp or auto. Empty uses ingest.default_transport."`
-	Sound       int    `yaml:"sound" default:"0" doc:"1 records the camera's AAC audio, 0 does not."`
+	Sound       int    `yaml:"sound" default:"0" doc:"1 records the camera's audio as AAC (G.711 and Opus are transcoded), 0 does not."`
 	HistoryDays int    `yaml:"history_days" default:"7" doc:"Days recordings are kept."`
 }
