@@ -23,11 +23,24 @@ func FuzzChunkReader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := NewConn(&rw{r: bytes.NewReader(data)}, Limits{MaxMessageSize: 1 << 16, MaxChunkStreams: 4})
+		budget := NewBudget(1 << 17)
+		c := NewConn(&rw{r: bytes.NewReader(data)}, Limits{MaxMessageSize: 1 << 16, MaxChunkStreams: 4, Budget: budget})
 		for i := 0; i < 1000; i++ {
 			if _, err := c.ReadMessage(); err != nil {
-				return
+				break
 			}
+			if i == 2 { // as a server does once the peer authenticated
+				if err := c.SetLimits(Limits{MaxMessageSize: 1 << 17, MaxChunkStreams: 8}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if b := c.cr.buffered; b < 0 || b > c.cr.limits.MaxBuffered {
+				t.Fatalf("%d bytes buffered, limit %d", b, c.cr.limits.MaxBuffered)
+			}
+		}
+		c.Release()
+		if c.cr.buffered != 0 || budget.Used() != 0 {
+			t.Fatalf("after Release: %d bytes buffered, %d drawn from the budget", c.cr.buffered, budget.Used())
 		}
 	})
 }
