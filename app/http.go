@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 )
@@ -87,4 +88,26 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_ = json.NewEncoder(w).Encode(res)
+}
+
+// rejectedConnections returns the function a listener calls when it closes
+// a connection for a limit: it counts it in
+// vigia_rejected_connections_total{listener, reason}, every reason of the
+// listener exported from 0.
+func (a *App) rejectedConnections(listener string, reasons []string) func(reason string) {
+	cv := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vigia_rejected_connections_total",
+		Help: "Connections closed by a listener's limits before being served, by listener and reason.",
+	}, []string{"listener", "reason"})
+	if err := a.reg.Register(cv); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			panic(err)
+		}
+		cv = are.ExistingCollector.(*prometheus.CounterVec)
+	}
+	for _, r := range reasons {
+		cv.WithLabelValues(listener, r)
+	}
+	return func(reason string) { cv.WithLabelValues(listener, reason).Inc() }
 }
