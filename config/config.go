@@ -44,8 +44,13 @@ func (l LogConfig) FormatOr(def string) string {
 
 // HTTPConfig is the http section.
 type HTTPConfig struct {
-	Addr      string `yaml:"addr" default:"127.0.0.1:8080" doc:"Address (host:port) the HTTP interface listens on."`
-	PublicURL string `yaml:"public_url" doc:"Base URL clients use to reach this node, put in the URLs handed out. Defaults to http://{http.addr}."`
+	Addr                     string   `yaml:"addr" default:"127.0.0.1:8080" doc:"Address (host:port) the HTTP interface listens on."`
+	PublicURL                string   `yaml:"public_url" doc:"Base URL clients use to reach this node, put in the URLs handed out. Defaults to http://{http.addr}."`
+	ReadHeaderTimeout        Duration `yaml:"read_header_timeout" default:"10s" doc:"Time allowed to receive a request's headers; a slower client is disconnected."`
+	ReadTimeout              Duration `yaml:"read_timeout" default:"60s" doc:"Time allowed to receive a whole request, headers and body; a slower client is disconnected (the API answers 408 to a late body). Responses (video downloads, live video) are not limited."`
+	IdleTimeout              Duration `yaml:"idle_timeout" default:"2m" doc:"How long a kept-alive connection may wait for its next request."`
+	MaxConnections           int      `yaml:"max_connections" default:"4096" doc:"Connections the HTTP interface holds at once; past it new ones are closed at once and counted in vigia_rejected_connections_total."`
+	MaxConnectionsPerAddress int      `yaml:"max_connections_per_address" default:"256" doc:"Connections from one address (an IPv6 /64 counts as one address); past it new ones from that address are closed at once and counted. 0: no limit, for a node behind a reverse proxy or load balancer, whose address every connection comes from (limit there)."`
 }
 
 // StorageConfig is the storage section.

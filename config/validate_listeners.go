@@ -2,8 +2,14 @@ package config
 
 import "fmt"
 
-// validateListeners checks the limits of the RTMP push server.
+// validateListeners checks the limits of the HTTP interface and the RTMP
+// push server.
 func (c *Config) validateListeners(v *validator) {
+	v.positive("http.read_header_timeout", c.HTTP.ReadHeaderTimeout)
+	v.positive("http.read_timeout", c.HTTP.ReadTimeout)
+	v.positive("http.idle_timeout", c.HTTP.IdleTimeout)
+	v.atLeast("http.max_connections", c.HTTP.MaxConnections, 1)
+	v.atLeast("http.max_connections_per_address", c.HTTP.MaxConnectionsPerAddress, 0)
 	v.atLeast("rtmp.max_connections", c.RTMP.MaxConnections, 1)
 	v.atLeast("rtmp.max_pending_per_address", c.RTMP.MaxPendingPerAddress, 1)
 	v.positive("rtmp.auth_timeout", c.RTMP.AuthTimeout)
