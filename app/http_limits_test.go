@@ -196,3 +196,26 @@ func TestHTTPIdleTimeout(t *testing.T) {
 	}
 	closedByServer(t, nc)
 }
+
+// TestHTTPLargeHeaders: request headers over 64 KiB are refused with 431
+// (net/http's own limit is 1 MiB).
+func TestHTTPLargeHeaders(t *testing.T) {
+	t.Parallel()
+	a := apiApp(t, Mode{Name: "test"}, nil)
+	for _, tc := range []struct {
+		pad  int
+		want int
+	}{{32 << 10, http.StatusOK}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		nc := dialFrom(t, a, "127.0.0.1")
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(nc, "GET /healthz HTTP/1.1\r\nHost: vigia\r\nX-Pad: %s\r\n\r\n", strings.Repeat("a", tc.pad))
+		res, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		if err != nil {
+			t.Fatalf("%d bytes of headers: %v", tc.pad, err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tc.want {
+			t.Errorf("%d bytes of headers: %d, want %d", tc.pad, res.StatusCode, tc.want)
+		}
+	}
+}
