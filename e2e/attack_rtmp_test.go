@@ -269,7 +269,7 @@ func auditFrames(t *testing.T, st storage.Store, cam string, from, to time.Time)
 // handshakes, 40 fill the shared budget of connections not yet
 // authenticated; each reconnects as soon as it is closed. Every camera
 // records on with no frame lost, a publisher connecting during the attack
-// gets in, the node's heap stays within 64 MiB of its peak before the
+// gets in, the node's heap stays within 128 MiB of its peak before the
 // attack, and the rejections are counted by reason.
 func TestRTMPAttack(t *testing.T) {
 	t.Parallel()
@@ -350,7 +350,9 @@ func TestRTMPAttack(t *testing.T) {
 	for _, k := range []string{"large", "trickle", "hold", "fill"} {
 		t.Logf("attack %s: %d connections, %d closed by the server", k, stats[k].conns.Load(), stats[k].closed.Load())
 	}
-	if peakAttack > peakBefore+64<<20 {
+	// Other tests of this binary may run meanwhile, so the bound is loose:
+	// without the limits before authentication, the heap passes 1 GiB.
+	if peakAttack > peakBefore+128<<20 {
 		t.Errorf("heap in use rose from a peak of %d MiB to %d MiB under attack", peakBefore>>20, peakAttack>>20)
 	}
 	var opened int64
