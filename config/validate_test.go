@@ -112,6 +112,18 @@ func TestValidate(t *testing.T) {
 		{"camera sound", func(c *Config) { c.Cameras[0].Sound = 2 }, ErrInvalidValue, []string{"cameras[0].sound"}},
 		{"camera history", func(c *Config) { c.Cameras[1].HistoryDays = 0 }, ErrInvalidValue,
 			[]string{"cameras[1].history_days"}},
+		{"http header timeout", func(c *Config) { c.HTTP.ReadHeaderTimeout = 0 }, ErrInvalidValue,
+			[]string{"http.read_header_timeout"}},
+		{"http connections", func(c *Config) { c.HTTP.MaxConnections = 0 }, ErrInvalidValue,
+			[]string{"http.max_connections"}},
+		{"http no per-address limit", func(c *Config) { c.HTTP.MaxConnectionsPerAddress = 0 }, nil, nil},
+		{"http per-address", func(c *Config) { c.HTTP.MaxConnectionsPerAddress = -1 }, ErrInvalidValue,
+			[]string{"http.max_connections_per_address"}},
+		{"rtmp pending per address", func(c *Config) { c.RTMP.MaxPendingPerAddress = 0 }, ErrInvalidValue,
+			[]string{"rtmp.max_pending_per_address"}},
+		{"rtmp auth timeout", func(c *Config) { c.RTMP.AuthTimeout = 0 }, ErrInvalidValue, []string{"rtmp.auth_timeout"}},
+		{"rtmp budget under a message", func(c *Config) { c.RTMP.PreAuthBudget = 1024 }, ErrInvalidValue,
+			[]string{"rtmp.pre_auth_budget", "rtmp.pre_auth_max_message"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
