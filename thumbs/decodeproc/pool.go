@@ -41,7 +41,13 @@ type Pool struct {
 	cfg       Config
 	available bool
 
-	slots  chan *slot // free slots, Processes of them
+	// tokens holds one token per free slot; free holds the free slots,
+	// the most recently used last: a request takes the last one, so that
+	// requests one at a time keep using one warm process, and a second
+	// process starts only when requests overlap (idle ones stop).
+	tokens chan struct{}
+	freeMu sync.Mutex
+	free   []*slot
 	closed chan struct{}
 	once   sync.Once
 	idle   chan struct{} // closed when stopIdle has exited
@@ -79,7 +85,7 @@ func New(cfg Config) *Pool {
 	p := &Pool{
 		cfg:       cfg,
 		available: decoder.Available() && len(cfg.Command) > 0,
-		slots:     make(chan *slot, cfg.Processes),
+		tokens:    make(chan struct{}, cfg.Processes),
 		closed:    make(chan struct{}),
 		idle:      make(chan struct{}),
 		live:      make(map[*proc]struct{}),
@@ -88,7 +94,8 @@ func New(cfg Config) *Pool {
 		p.restarts.Store(r, new(atomic.Uint64))
 	}
 	for range cfg.Processes {
-		p.slots <- &slot{}
+		p.free = append(p.free, &slot{})
+		p.tokens <- struct{}{}
 	}
 	if cfg.IdleTimeout > 0 && p.available {
 		go p.stopIdle()
@@ -111,23 +118,40 @@ func (p *Pool) stopIdle() {
 			return
 		case <-t.C:
 		}
-		for range cap(p.slots) {
-			var s *slot
-			select {
-			case s = <-p.slots:
-			default:
-			}
-			if s == nil {
-				break
-			}
-			if s.p != nil && time.Since(s.lastUsed) >= p.cfg.IdleTimeout {
-				p.cfg.Log.Debug("idle decoder process stopped", zap.Int("pid", s.p.pid()))
-				p.drop(s.p)
-				s.p = nil
-			}
-			p.slots <- s
+		for p.stopOneIdle() {
 		}
 	}
+}
+
+// stopOneIdle stops the least recently used free process idle for
+// IdleTimeout, and reports whether there was one.
+func (p *Pool) stopOneIdle() bool {
+	select {
+	case <-p.tokens:
+	default:
+		return false
+	}
+	defer func() { p.tokens <- struct{}{} }()
+	p.freeMu.Lock()
+	var s *slot
+	for i, f := range p.free {
+		if f.p != nil && time.Since(f.lastUsed) >= p.cfg.IdleTimeout {
+			s = f
+			p.free = append(p.free[:i], p.free[i+1:]...)
+			break
+		}
+	}
+	p.freeMu.Unlock()
+	if s == nil {
+		return false
+	}
+	p.cfg.Log.Debug("idle decoder process stopped", zap.Int("pid", s.p.pid()))
+	p.drop(s.p)
+	s.p = nil
+	p.freeMu.Lock()
+	p.free = append([]*slot{s}, p.free...) // the least preferred
+	p.freeMu.Unlock()
+	return true
 }
 
 // Available reports whether the Pool can decode: the binary was built
@@ -170,10 +194,7 @@ func (p *Pool) do(ctx context.Context, write func(*bufio.Writer, uint32) error, 
 	if err != nil {
 		return err
 	}
-	defer func() {
-		s.lastUsed = time.Now()
-		p.slots <- s
-	}()
+	defer p.release(s)
 	pr, err := p.ensure(s)
 	if err != nil {
 		return err
@@ -196,7 +217,7 @@ func (p *Pool) do(ctx context.Context, write func(*bufio.Writer, uint32) error, 
 	return err
 }
 
-// acquire takes a free slot.
+// acquire takes the most recently used free slot.
 func (p *Pool) acquire(ctx context.Context) (*slot, error) {
 	select {
 	case <-p.closed:
@@ -204,13 +225,26 @@ func (p *Pool) acquire(ctx context.Context) (*slot, error) {
 	default:
 	}
 	select {
-	case s := <-p.slots:
-		return s, nil
+	case <-p.tokens:
 	case <-p.closed:
 		return nil, ErrClosed
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for a decoder process: %w", ctx.Err())
 	}
+	p.freeMu.Lock()
+	s := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	p.freeMu.Unlock()
+	return s, nil
+}
+
+// release gives a slot back after a request.
+func (p *Pool) release(s *slot) {
+	s.lastUsed = time.Now()
+	p.freeMu.Lock()
+	p.free = append(p.free, s)
+	p.freeMu.Unlock()
+	p.tokens <- struct{}{}
 }
 
 // ensure returns the slot's process, starting one when there is none
@@ -300,8 +334,10 @@ func (p *Pool) Close() {
 			pr.kill()
 		}
 		p.mu.Unlock()
-		for range cap(p.slots) {
-			s := <-p.slots
+		for range cap(p.tokens) {
+			<-p.tokens
+		}
+		for _, s := range p.free {
 			if s.p != nil {
 				p.drop(s.p)
 				s.p = nil

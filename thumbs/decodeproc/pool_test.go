@@ -488,3 +488,24 @@ func TestIdleProcessStopped(t *testing.T) {
 		t.Fatalf("process %d (was %d), %d restarts", got, pid, restarts(p))
 	}
 }
+
+// TestOneProcessForRequestsOneAtATime: requests that do not overlap keep
+// using one process; a second starts only when they overlap.
+func TestOneProcessForRequestsOneAtATime(t *testing.T) {
+	p := testPool(t, Config{Processes: 2})
+	pid := mustDecode(t, p)
+	for range 4 {
+		if got := mustDecode(t, p); got != pid {
+			t.Fatalf("request went to process %d, not the running %d", got, pid)
+		}
+	}
+	errc := hang(t, p, context.Background())
+	if _, err := p.Decode(context.Background(), stillJPEG(fixture(t, synth.CodecH264))); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Stats().Processes; n != 2 {
+		t.Fatalf("%d processes while one hangs and another request came, want 2", n)
+	}
+	p.Close()
+	<-errc
+}
