@@ -199,6 +199,11 @@ func (p *Pool) do(ctx context.Context, write func(*bufio.Writer, uint32) error, 
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		// Ended while waiting: the process has not seen the request and
+		// stays.
+		return fmt.Errorf("waiting for a decoder process: %w", err)
+	}
 	h, payload, err := pr.call(ctx, p.cfg.Timeout, write)
 	if err == nil {
 		p.requests.Add(1)

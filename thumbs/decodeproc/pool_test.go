@@ -509,3 +509,18 @@ func TestOneProcessForRequestsOneAtATime(t *testing.T) {
 	p.Close()
 	<-errc
 }
+
+// TestContextEndedBeforeTheRequest: a request whose context has ended by
+// the time it has a process fails without costing the process.
+func TestContextEndedBeforeTheRequest(t *testing.T) {
+	p := testPool(t, Config{Processes: 1})
+	pid := mustDecode(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Decode(ctx, stillJPEG(fixture(t, synth.CodecH264))); !errors.Is(err, context.Canceled) {
+		t.Fatalf("decode: %v, want context.Canceled", err)
+	}
+	if got := mustDecode(t, p); got != pid || restarts(p) != 0 {
+		t.Fatalf("process %d (was %d), %d restarts", got, pid, restarts(p))
+	}
+}
