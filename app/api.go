@@ -23,6 +23,7 @@ import (
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/retention"
+	"github.com/vigia/vigia/thumbs"
 )
 
 // eventsDurable is the durable consumer API nodes share to store events.
@@ -257,12 +258,14 @@ func (e apiExporter) State(ctx context.Context, id string) (api.JobState, error)
 }
 
 // apiSnapshotAt decodes the recorded frame at a time, on this node, from
-// storage (thumbs.SnapshotAt).
+// storage (thumbs.SnapshotAt). Without a recording at that time, or
+// without decoding (no cgo, no decoder process), the API falls back to
+// the images stored.
 type apiSnapshotAt struct{ a *App }
 
 func (s apiSnapshotAt) SnapshotAt(ctx context.Context, camera string, ts time.Time) (string, error) {
 	key, _, err := s.a.SnapshotAt(ctx, camera, ts)
-	if errors.Is(err, errNoSegment) {
+	if errors.Is(err, errNoSegment) || errors.Is(err, thumbs.ErrUnavailable) {
 		return "", nil
 	}
 	return key, err

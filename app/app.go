@@ -33,6 +33,7 @@ import (
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 // Mode says which parts a process runs.
@@ -59,6 +60,12 @@ type Mode struct {
 	// OnSegmentStored, optional, is called after each segment is stored,
 	// with the time from its end in the spool to the object stored.
 	OnSegmentStored func(seg segmenter.Segment, latency time.Duration)
+
+	// DecoderCommand starts a decoder process: the vigia binary and
+	// `decode` (decodeproc.Subcommand). Thumbnails, snapshots, motion
+	// detection and export thumbnails decode in such processes; without
+	// it they are unavailable.
+	DecoderCommand []string
 }
 
 // App is a running Vigia process.
@@ -85,8 +92,9 @@ type App struct {
 	node       *cluster.Node
 	static     []ingest.Camera
 	api        *apiPart
-	thumbs     *thumbsPart     // thumbnails and snapshots (app/thumbs.go)
-	motion     *motion.Service // motion events (app/motion.go)
+	decoders   *decodeproc.Pool // decoder processes (app/thumbs.go)
+	thumbs     *thumbsPart      // thumbnails and snapshots (app/thumbs.go)
+	motion     *motion.Service  // motion events (app/motion.go)
 
 	retention *retention.Sweeper // history_days expiry (app/retention.go)
 	export    *export.Service    // downloadable videos (app/export.go)
@@ -129,6 +137,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 		return a, fmt.Errorf("nats: %w", err)
 	}
 	a.outbox = bus.NewOutbox(a.bus, 0, log.With(zap.String("component", "outbox")))
+	a.startDecoders()
 	if err = a.startRetention(); err != nil {
 		return a, err
 	}
@@ -348,6 +357,7 @@ func (a *App) Close() {
 		a.rec.Close()
 	}
 	a.closeImaging()
+	a.decoders.Close()
 	if a.rtmp != nil {
 		a.rtmp.Close()
 	}

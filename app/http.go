@@ -100,8 +100,8 @@ type readiness struct {
 	NATS    string   `json:"nats"`
 	Errors  []string `json:"errors,omitempty"`
 	// Thumbnails is "available", or says why thumbnails, snapshots and
-	// motion detection are not (a build without cgo); empty without a
-	// recorder.
+	// motion detection are not (a build without cgo, no decoder process);
+	// empty without a recorder.
 	Thumbnails string `json:"thumbnails,omitempty"`
 }
 
@@ -110,10 +110,7 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res := readiness{Ready: true, Storage: a.store.Describe(), NATS: a.bus.Describe()}
 	if a.thumbs != nil {
-		res.Thumbnails = "available"
-		if !a.thumbs.svc.Available() {
-			res.Thumbnails = "unavailable: built without cgo"
-		}
+		res.Thumbnails = a.thumbnailsStatus()
 	}
 	if err := a.store.Ping(ctx); err != nil {
 		res.Ready = false
