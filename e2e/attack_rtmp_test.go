@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 // attackChunk is the body a hostile client sends in each chunk of its large
@@ -267,10 +269,12 @@ func auditFrames(t *testing.T, st storage.Store, cam string, from, to time.Time)
 // publisher: 80 begin three 8 MiB messages and send half of each, 40
 // trickle a command every 500 ms, 40 from one address hold half-done
 // handshakes, 40 fill the shared budget of connections not yet
-// authenticated; each reconnects as soon as it is closed. Every camera
-// records on with no frame lost, a publisher connecting during the attack
-// gets in, the node's heap stays within 128 MiB of its peak before the
-// attack, and the rejections are counted by reason.
+// authenticated; each reconnects as soon as it is closed. Meanwhile the
+// node's decoder processes (minute thumbnails every 2 s) are killed every
+// 10 s. Every camera records on with no frame lost, a publisher connecting
+// during the attack gets in, the node's heap stays within 128 MiB of its
+// peak before the attack, and the rejections and the decoder restarts are
+// counted.
 func TestRTMPAttack(t *testing.T) {
 	t.Parallel()
 	const cameras = 20
@@ -286,8 +290,10 @@ func TestRTMPAttack(t *testing.T) {
 	c.Recording.UploadConcurrency = 8
 	c.RTMP.AuthTimeout = config.Duration(5 * time.Second)
 	c.RTMP.PreAuthBudget = 512 << 10
+	c.Thumbs.Minute = config.Duration(2 * time.Second)
 	log, _ := testLogger(t)
-	a := startAppMode(t, c, app.Mode{Name: "test", Recorder: true}, log)
+	a := startAppMode(t, c, app.Mode{Name: "test", Recorder: true,
+		DecoderCommand: []string{testenv.VigiaBinary(t), decodeproc.Subcommand}}, log)
 	for i := 1; i <= cameras; i++ {
 		id := fmt.Sprintf("c%d", i)
 		if err := a.RecordCamera(ingest.Camera{ID: id, URL: cam.URL(id), Trusted: true}); err != nil {
@@ -334,6 +340,25 @@ func TestRTMPAttack(t *testing.T) {
 	var wg sync.WaitGroup
 	from := time.Now()
 	stats := launchAttack(attackCtx, &wg, addr)
+	var killed atomic.Int64
+	wg.Add(1)
+	go func() { // a decoder process killed every 10 s
+		defer wg.Done()
+		tick := time.NewTicker(10 * time.Second)
+		defer tick.Stop()
+		for {
+			for _, pid := range a.Decoders().Stats().PIDs {
+				if syscall.Kill(pid, syscall.SIGKILL) == nil {
+					killed.Add(1)
+				}
+			}
+			select {
+			case <-attackCtx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	time.Sleep(attackFor / 2)
 	pub2 := publish(pubCtx, "push-2") // a camera connecting in the middle of it
 	pub2At := time.Now()
@@ -363,6 +388,16 @@ func TestRTMPAttack(t *testing.T) {
 		t.Errorf("%d hostile connections opened, want at least 200", opened)
 	}
 
+	restarts := 0.0
+	for key, v := range after {
+		if strings.HasPrefix(key, "vigia_decoder_restarts_total") {
+			restarts += v - before[key]
+		}
+	}
+	t.Logf("decoder processes killed: %d; restarts counted: %.0f", killed.Load(), restarts)
+	if killed.Load() < 2 || restarts < float64(killed.Load()) {
+		t.Errorf("%d decoder processes killed and %.0f restarts counted, want at least 2 killed, each counted", killed.Load(), restarts)
+	}
 	for _, reason := range []string{"pre_auth_message_too_large", "pre_auth_timeout", "per_address_limit", "pre_auth_budget"} {
 		key := fmt.Sprintf(`vigia_rejected_connections_total{listener="rtmp",reason=%q}`, reason)
 		n := after[key] - before[key]
