@@ -44,8 +44,8 @@ func (l LogConfig) FormatOr(def string) string {
 
 // HTTPConfig is the http section.
 type HTTPConfig struct {
-	Addr      string `yaml:"addr" default:"127.0.0.1:8080" doc:"Address (host:port) the HTTP interface listens on."`
-	PublicURL string `yaml:"public_url" doc:"Base URL clients use to reach this node, put in the URLs handed out. Defaults to http://{http.addr}."`
+	Addr           string `yaml:"addr" default:"127.0.0.1:8080" doc:"Address (host:port) the HTTP interface listens on."`
+	PublicURL      string `yaml:"public_url" doc:"Base URL clients use to reach this node, put in the URLs handed out. Defaults to http://{http.addr}."`
 	TrustedProxies string `yaml:"trusted_proxies" doc:"Comma-separated addresses or CIDRs (10.0.0.0/8, 127.0.0.1) of the reverse proxies in front of this node. The client address of a request from one of them is read from X-Forwarded-For (the nearest address not in the list); X-Forwarded-For from any other peer is ignored. Empty: the peer address is the client address."`
 }
 

@@ -158,6 +158,52 @@
     cursor.style.left = p + '%';
   }
 
+  // ---- live URL renewal ----
+  // The live URL carries a short-lived token (exp, sig). Halfway to its exp
+  // the page asks cfg.liveRenewUrl for a fresh URL; every request hls.js
+  // makes to the live node carries the newest token (liveRequestURL). When
+  // the camera moved to another node, live playback restarts there.
+  var renewTimer = null;
+
+  function abs(u) { try { return new URL(u, location.href); } catch (e) { return null; } }
+
+  function liveExpMs(u) {
+    var x = abs(u);
+    return x ? Number(x.searchParams.get('exp')) * 1000 || 0 : 0;
+  }
+
+  function liveRequestURL(u) {
+    var cur = abs(cfg.liveUrl), x = abs(u);
+    if (!cur || !x || x.origin !== cur.origin || x.searchParams.get('sig') === null) { return u; }
+    x.searchParams.set('exp', cur.searchParams.get('exp') || '');
+    x.searchParams.set('sig', cur.searchParams.get('sig') || '');
+    return x.toString();
+  }
+
+  function scheduleRenew(ms) {
+    clearTimeout(renewTimer);
+    renewTimer = null;
+    if (!cfg.liveRenewUrl) { return; }
+    if (ms === undefined) {
+      if (!cfg.liveUrl) { ms = 10000; } else { ms = (liveExpMs(cfg.liveUrl) - now()) / 2; }
+    }
+    renewTimer = setTimeout(renewLive, Math.max(1000, ms));
+  }
+
+  function renewLive() {
+    fetch(cfg.liveRenewUrl, { credentials: 'same-origin', cache: 'no-store' }).then(function (r) {
+      return r.ok ? r.json() : null;
+    }).then(function (b) {
+      if (!b || b.code !== 0 || !b.data) { scheduleRenew(5000); return; }
+      var before = abs(cfg.liveUrl), after = abs(b.data);
+      var moved = !before || !after || before.origin !== after.origin || before.pathname !== after.pathname;
+      cfg.liveUrl = b.data;
+      body.dataset.liveExp = String(liveExpMs(cfg.liveUrl));
+      scheduleRenew();
+      if (moved && st.mode === 'live') { goLive(); }
+    }).catch(function () { scheduleRenew(5000); });
+  }
+
   // ---- playback ----
   function stop() {
     st.gen++;
@@ -207,7 +253,10 @@
     say('');
     setState('live');
     if (kind === 'native') { video.src = cfg.liveUrl; play(); return; }
-    var hls = new window.Hls({ lowLatencyMode: true, backBufferLength: 30 });
+    var hls = new window.Hls({
+      lowLatencyMode: true, backBufferLength: 30,
+      xhrSetup: function (xhr, url) { xhr.open('GET', liveRequestURL(url), true); },
+    });
     st.hls = hls;
     hls.on(window.Hls.Events.ERROR, onHlsError);
     hls.on(window.Hls.Events.MANIFEST_PARSED, play);
@@ -325,6 +374,11 @@
     seekWall(st.winStart + ((ev.clientX - r.left) / r.width) * W);
   });
   video.addEventListener('timeupdate', updateCursor);
+  video.addEventListener('error', function () {
+    // Native HLS cannot renew the token of a running stream: reopen it with
+    // the newest URL.
+    if (st.mode === 'live' && !st.hls && cfg.liveUrl && usable() === 'native') { video.src = cfg.liveUrl; play(); }
+  });
   video.addEventListener('playing', function () { body.dataset.playing = '1'; });
   video.addEventListener('ended', function () {
     if (st.mode !== 'recorded') { return; }
@@ -335,5 +389,7 @@
   }, 60000);
 
   window.vigiaPlayer = { seekWall: seekWall, goLive: goLive, goRecorded: goRecorded, wall: currentWall };
+  body.dataset.liveExp = String(liveExpMs(cfg.liveUrl));
+  scheduleRenew();
   if (cfg.live) { goLive(); } else { goRecorded(cfg.startMs); }
 })();
