@@ -1,7 +1,9 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -164,5 +166,45 @@ func TestLoginForwardedFor(t *testing.T) {
 		if r, err := e.login("proxied@example.com", "password1", "203.0.113.2"); err != nil || r.status != http.StatusOK {
 			t.Fatalf("login %d of another client: %v %v, want 200", i+1, r.status, err)
 		}
+	}
+}
+
+// TestCreateIPIsClientAddr: a client's create_ip is the client address
+// (ClientAddr), as login throttling sees it: the X-Forwarded-For of a
+// trusted proxy, the peer otherwise.
+func TestCreateIPIsClientAddr(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trusted []netip.Prefix
+		want    string
+	}{
+		{"untrusted peer", nil, "127.0.0.1"},
+		{"trusted proxy", []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, "203.0.113.5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "sqlite", func(c *Config) { c.TrustedProxies = tc.trusted })
+			body := `{"name": "C", "document_type": 2, "document_number": "` + cnpj() + `", "phone": "11 5555-0000",
+				"cep": "01000-000", "address": "Rua A", "address_number": "10", "address_nh": "Centro", "city": "São Paulo", "state": "SP",
+				"users": [{"name": "U", "email": "ip-` + strings.ReplaceAll(tc.name, " ", "-") + `@example.com", "phone": "11", "user_type": 2,
+				"password": "password1", "password_conf": "password1"}]}`
+			req, _ := http.NewRequest("POST", e.http.URL+op("/api/v1/clients"), strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Forwarded-For", "203.0.113.5")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			raw, _ := io.ReadAll(res.Body)
+			var out []struct {
+				CreateIP string `json:"create_ip"`
+			}
+			if err := json.Unmarshal(raw, &out); err != nil || res.StatusCode != 201 || len(out) != 1 {
+				t.Fatalf("create client: %d %v: %s", res.StatusCode, err, raw)
+			}
+			if out[0].CreateIP != tc.want {
+				t.Errorf("create_ip %q, want %q", out[0].CreateIP, tc.want)
+			}
+		})
 	}
 }
