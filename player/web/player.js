@@ -163,7 +163,7 @@
   // the page asks cfg.liveRenewUrl for a fresh URL; every request hls.js
   // makes to the live node carries the newest token (liveRequestURL). When
   // the camera moved to another node, live playback restarts there.
-  var renewTimer = null;
+  var renewTimer = null, renewRetry = 0;
 
   function abs(u) { try { return new URL(u, location.href); } catch (e) { return null; } }
 
@@ -180,28 +180,35 @@
     return x.toString();
   }
 
-  function scheduleRenew(ms) {
+  function scheduleRenew() {
     clearTimeout(renewTimer);
     renewTimer = null;
     if (!cfg.liveRenewUrl) { return; }
-    if (ms === undefined) {
-      if (!cfg.liveUrl) { ms = 10000; } else { ms = (liveExpMs(cfg.liveUrl) - now()) / 2; }
-    }
+    var ms = cfg.liveUrl ? (liveExpMs(cfg.liveUrl) - now()) / 2 : 30000;
     renewTimer = setTimeout(renewLive, Math.max(1000, ms));
+  }
+
+  // retryRenew tries again after a failure or while the camera has no live
+  // stream: 5 s, doubling up to a minute.
+  function retryRenew() {
+    clearTimeout(renewTimer);
+    renewRetry = Math.min(renewRetry ? renewRetry * 2 : 5000, 60000);
+    renewTimer = setTimeout(renewLive, renewRetry);
   }
 
   function renewLive() {
     fetch(cfg.liveRenewUrl, { credentials: 'same-origin', cache: 'no-store' }).then(function (r) {
       return r.ok ? r.json() : null;
     }).then(function (b) {
-      if (!b || b.code !== 0 || !b.data) { scheduleRenew(5000); return; }
+      if (!b || b.code !== 0 || !b.data) { retryRenew(); return; }
       var before = abs(cfg.liveUrl), after = abs(b.data);
       var moved = !before || !after || before.origin !== after.origin || before.pathname !== after.pathname;
       cfg.liveUrl = b.data;
+      renewRetry = 0;
       body.dataset.liveExp = String(liveExpMs(cfg.liveUrl));
       scheduleRenew();
       if (moved && st.mode === 'live') { goLive(); }
-    }).catch(function () { scheduleRenew(5000); });
+    }).catch(retryRenew);
   }
 
   // ---- playback ----
