@@ -77,7 +77,7 @@ func (a *App) staticRecord(c ingest.Camera) (camera.Config, error) {
 	if err != nil {
 		return camera.Config{}, err
 	}
-	rec := camera.Config{ID: c.ID, ConnectionType: camera.RTSP, SealedURL: sealed, Transport: c.Transport, Sound: c.Sound, Trusted: true}
+	rec := camera.Config{ID: c.ID, ConnectionType: camera.RTSP, SealedURL: sealed, Transport: c.Transport, Sound: c.Sound, Trusted: c.Trusted}
 	for _, sc := range a.cfg.Cameras {
 		if sc.ID == c.ID {
 			rec.HistoryDays = sc.HistoryDays
@@ -167,8 +167,9 @@ func (a *App) LiveURL(camera string, exp time.Time) string {
 	return live.URL(a.URL(), a.keys, camera, exp)
 }
 
-// RecordCamera records a camera of the operator's on this node, outside the
-// cluster (a node without Mode.Cluster, the bench).
+// RecordCamera records c on this node, outside the cluster (a node without
+// Mode.Cluster, the bench, tests); c.Trusted says whether it may reach
+// private addresses.
 func (a *App) RecordCamera(c ingest.Camera) error {
 	rec, err := a.staticRecord(c)
 	if err != nil {

@@ -135,6 +135,18 @@ func TestValidate(t *testing.T) {
 			[]string{"http.trusted_proxies", `"proxy.example"`}},
 		{"login account attempts", func(c *Config) { c.API.LoginAccountAttempts = 0 }, ErrInvalidValue,
 			[]string{"api.login_account_attempts"}},
+		{"http header timeout", func(c *Config) { c.HTTP.ReadHeaderTimeout = 0 }, ErrInvalidValue,
+			[]string{"http.read_header_timeout"}},
+		{"http connections", func(c *Config) { c.HTTP.MaxConnections = 0 }, ErrInvalidValue,
+			[]string{"http.max_connections"}},
+		{"http no per-address limit", func(c *Config) { c.HTTP.MaxConnectionsPerAddress = 0 }, nil, nil},
+		{"http per-address", func(c *Config) { c.HTTP.MaxConnectionsPerAddress = -1 }, ErrInvalidValue,
+			[]string{"http.max_connections_per_address"}},
+		{"rtmp pending per address", func(c *Config) { c.RTMP.MaxPendingPerAddress = 0 }, ErrInvalidValue,
+			[]string{"rtmp.max_pending_per_address"}},
+		{"rtmp auth timeout", func(c *Config) { c.RTMP.AuthTimeout = 0 }, ErrInvalidValue, []string{"rtmp.auth_timeout"}},
+		{"rtmp budget under a message", func(c *Config) { c.RTMP.PreAuthBudget = 1024 }, ErrInvalidValue,
+			[]string{"rtmp.pre_auth_budget", "rtmp.pre_auth_max_message"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -47,10 +47,11 @@ type clusterEnv struct {
 	st     storage.Store
 	cams   *synth.Server
 	bin    string
+	out    map[*exec.Cmd]*lockedBuffer // each recorder process's output
 }
 
 func newClusterEnv(t *testing.T, cameras int) *clusterEnv {
-	e := &clusterEnv{t: t, bin: buildVigia(t)}
+	e := &clusterEnv{t: t, bin: buildVigia(t), out: map[*exec.Cmd]*lockedBuffer{}}
 	m := testenv.MinIO(t)
 	e.cfg = s3Config(t, m)
 	e.st = openS3(t, e.cfg)
@@ -132,6 +133,7 @@ ingest: {backoff_max: 2s}
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
+	e.out[cmd] = out
 	e.t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
