@@ -97,7 +97,8 @@ func (k *Keys) WithPrevious(prev []byte, until time.Time) (*Keys, error) {
 }
 
 // Key returns the key of p under the current secret: the key that signs
-// and seals.
+// and seals. p is one of Purposes (another is a programming error, and
+// panics).
 func (k *Keys) Key(p Purpose) []byte { return k.key(k.cur, p) }
 
 // Previous returns the key of p under the previous secret, whatever the
