@@ -30,6 +30,7 @@ import (
 	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/retention"
 	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
@@ -74,7 +75,8 @@ type App struct {
 	mode Mode
 	log  *zap.Logger
 
-	secret  []byte
+	secret  []byte     // security.secret, current
+	keys    *sign.Keys // derived from it, with the previous secret of a rotation
 	store   storage.Store
 	media   http.Handler // fs signed URLs, nil for s3
 	bus     *bus.Bus
@@ -121,7 +123,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	if cfg.NodeID == "" {
 		cfg.NodeID, _ = os.Hostname()
 	}
-	if a.secret, err = loadSecret(cfg.Security.Secret, cfg.DataDir); err != nil {
+	if a.secret, a.keys, err = loadKeys(cfg.Security, cfg.DataDir); err != nil {
 		return a, err
 	}
 	if err = a.listen(); err != nil {
@@ -244,7 +246,7 @@ func (a *App) startRecorder() error {
 		func() float64 { return float64(a.spool.Bytes()) },
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
-	a.live = live.New(live.Config{Secret: a.secret, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
+	a.live = live.New(live.Config{Keys: a.keys, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
 	a.rec = recorder.New(recorder.Config{
 		NodeID:  cfg.NodeID,
 		Spool:   a.spool,

@@ -117,7 +117,7 @@ func (c churn) run(t *testing.T) {
 		records[rec.ID] = rec
 	}
 	seal := func(url string) string {
-		s, err := camera.Seal([]byte(clusterSecret), url)
+		s, err := camera.Seal(clusterKeys, url)
 		if err != nil {
 			t.Fatal(err)
 		}
