@@ -33,7 +33,7 @@ func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
 	rc := a.cfg.RTMP
 	a.rtmp = rtmp.NewServer(rtmp.ServerConfig{
 		Addr:                 rc.Addr,
-		Secret:               a.secret,
+		Keys:                 a.keys,
 		ReadTimeout:          time.Duration(a.cfg.Ingest.ReadTimeout),
 		AuthTimeout:          time.Duration(rc.AuthTimeout),
 		MaxConns:             rc.MaxConnections,

@@ -19,7 +19,7 @@ import (
 func preAuthServer(t *testing.T, edit func(*ServerConfig)) (*Server, *refusals, *refusals) {
 	t.Helper()
 	errs, rej := &refusals{}, &refusals{}
-	cfg := ServerConfig{Addr: "127.0.0.1:0", Secret: testSecret, ReadTimeout: 3 * time.Second, Hold: 2 * time.Second,
+	cfg := ServerConfig{Addr: "127.0.0.1:0", Keys: testKeys(t), ReadTimeout: 3 * time.Second, Hold: 2 * time.Second,
 		AuthTimeout: 2 * time.Second, OnError: errs.add, OnRejected: rej.add, Log: zap.NewNop()}
 	if edit != nil {
 		edit(&cfg)

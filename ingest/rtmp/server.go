@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vigia/vigia/sign"
 	"net"
 	"sync"
 	"time"
@@ -80,8 +81,9 @@ type ServerConfig struct {
 	// Addr is the listen address (rtmp.addr). It defaults to ":1935".
 	Addr string
 
-	// Secret derives the stream keys (security.secret).
-	Secret []byte
+	// Keys checks the stream keys (security.secret, and during a rotation
+	// security.previous_secret).
+	Keys *sign.Keys
 
 	// ReadTimeout closes an authenticated publisher that sends nothing for
 	// this long. It defaults to 10 seconds.

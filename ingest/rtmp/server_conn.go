@@ -195,7 +195,7 @@ func (s *Server) publish(nc net.Conn, c *wire.Conn, log *zap.Logger, app, appQue
 		s.refuse(c, log, streamID, RefusedBadApp, camera, "unknown application")
 		return
 	}
-	if !cameraID.MatchString(camera) || !CheckKey(s.cfg.Secret, camera, key) {
+	if !cameraID.MatchString(camera) || !CheckKeyOf(s.cfg.Keys, camera, key, time.Now()) {
 		s.refuse(c, log, streamID, RefusedBadKey, camera, ErrBadKey.Error())
 		return
 	}
