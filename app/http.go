@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
+	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +44,12 @@ func (a *App) serveHTTP() {
 	a.http.ErrorLog = zap.NewStdLog(a.log.With(zap.String("component", "http")))
 	ln := connlimit.NewListener(a.listener, hc.MaxConnections, hc.MaxConnectionsPerAddress,
 		a.rejectedConnections("http", []string{connlimit.ReasonMaxConnections, connlimit.ReasonPerAddress}))
+	if proxies := a.trustedProxies(); len(proxies) > 0 {
+		ln.Exempt = func(addr net.Addr) bool {
+			ap, err := netip.ParseAddrPort(addr.String())
+			return err == nil && slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(ap.Addr().Unmap()) })
+		}
+	}
 	a.httpDone = make(chan struct{})
 	go func() {
 		defer close(a.httpDone)

@@ -119,3 +119,46 @@ func TestListenerCaps(t *testing.T) {
 	testenv.WaitFor(t, 5*time.Second, "the connection admitted", func() bool { return l.Open() == 4 })
 	s2.Close()
 }
+
+// TestListenerExempt: a peer the listener exempts (a trusted reverse
+// proxy) is not capped per address, and still counts in the total.
+func TestListenerExempt(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewListener(ln, 4, 1, nil)
+	l.Exempt = func(a net.Addr) bool { return a.(*net.TCPAddr).IP.Equal(net.ParseIP("127.0.0.5")) }
+	defer l.Close()
+	accepted := make(chan net.Conn, 16)
+	go func() {
+		for {
+			nc, err := l.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- nc
+		}
+	}()
+	addr := ln.Addr().String()
+	var proxied []net.Conn
+	for range 3 {
+		c := dialFrom(t, "127.0.0.5", addr)
+		s := <-accepted
+		served(t, s, c)
+		proxied = append(proxied, s)
+	}
+	if l.Open() != 3 {
+		t.Errorf("%d open from the exempt peer, want 3 past a per-address cap of 1", l.Open())
+	}
+	other := dialFrom(t, "127.0.0.6", addr)
+	served(t, <-accepted, other)
+	if c := dialFrom(t, "127.0.0.5", addr); !closedByPeer(c) {
+		t.Error("exempt peer's connection past the total cap not closed")
+	}
+	for _, s := range proxied {
+		s.Close()
+	}
+	testenv.WaitFor(t, 5*time.Second, "places freed", func() bool { return l.Open() == 1 })
+}

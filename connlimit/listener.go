@@ -27,6 +27,11 @@ type Listener struct {
 	// closed by Accept.
 	OnRejected func(reason string)
 
+	// Exempt, optional, names peers that the per-address cap does not
+	// apply to (the reverse proxies every client comes through); they
+	// count in Max.
+	Exempt func(addr net.Addr) bool
+
 	perAddr *PerAddress
 	mu      sync.Mutex
 	open    int
@@ -46,6 +51,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		key := Key(nc.RemoteAddr())
+		if l.Exempt != nil && l.Exempt(nc.RemoteAddr()) {
+			key = "" // not capped per address
+		}
 		if reason := l.admit(key); reason != "" {
 			if l.OnRejected != nil {
 				l.OnRejected(reason) // before the close: counted once the peer sees it
@@ -64,7 +72,7 @@ func (l *Listener) admit(key string) string {
 	if l.Max > 0 && l.open >= l.Max {
 		return ReasonMaxConnections
 	}
-	if !l.perAddr.Acquire(key) {
+	if key != "" && !l.perAddr.Acquire(key) {
 		return ReasonPerAddress
 	}
 	l.open++
@@ -82,7 +90,9 @@ func (l *Listener) release(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.open--
-	l.perAddr.Release(key)
+	if key != "" {
+		l.perAddr.Release(key)
+	}
 }
 
 // conn frees its place in the listener when closed.
