@@ -14,7 +14,7 @@ SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEST_TIMEOUT ?= 25m
 # Packages whose goroutines, locks and timers are tested again under the race
 # detector by make test.
-RACE_PKGS    := ./cluster ./recorder ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs
+RACE_PKGS    := ./cluster ./recorder ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s
 
 .PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm bench soak soak-e2e soak-bench clean fuzz cluster
@@ -122,6 +122,10 @@ fuzz:
 	$(GO) test ./export -run '^$$' -fuzz '^FuzzParseInit$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./thumbs -run '^$$' -fuzz '^FuzzBoxOffset$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./thumbs/decoder -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./thumbs/decodeproc -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./thumbs/decodeproc -run '^$$' -fuzz '^FuzzParseResult$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./thumbs/decodeproc -run '^$$' -fuzz '^FuzzReadFrames$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./thumbs/decodeproc -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./api -run '^$$' -fuzz '^FuzzReadInput$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./camera -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./config -run '^$$' -fuzz '^FuzzLoadYAML$$' -fuzztime $(FUZZTIME)

@@ -117,6 +117,15 @@ func (s *Server) ownedCamera(ctx context.Context, p principal, id int64) (db.Cam
 	return c, nil
 }
 
+// clientOf returns the client of camera c: the caller's own for a user
+// (ownedCamera made sure of it), read from the database for the operator.
+func (s *Server) clientOf(ctx context.Context, p principal, c db.Camera) (db.Client, error) {
+	if !p.operator && p.client.ID == c.ClientID {
+		return p.client, nil
+	}
+	return s.cfg.DB.Client(ctx, c.ClientID)
+}
+
 // cameraRequest is the common start of the camera-scoped operations: read
 // the input, authenticate, check that the query id (when given) matches the
 // path, load the camera and check ownership.

@@ -46,13 +46,15 @@ type cameraList struct {
 	To          int            `json:"to"`
 }
 
-// cameraView builds the 2.5 record of c.
-func (s *Server) cameraView(ctx context.Context, c db.Camera, clientBlocked, hls, single bool) cameraRecord {
+// cameraView builds the 2.5 record of c, of client cl, for caller p (the
+// player_digest is the caller's).
+func (s *Server) cameraView(ctx context.Context, p principal, c db.Camera, cl db.Client, hls, single bool) cameraRecord {
 	id := camID(c.ID)
+	clientBlocked := cl.Blocked
 	st := s.cameraStatus(ctx, c, clientBlocked)
 	rec := cameraRecord{
 		ID: id, Description: c.Description,
-		Digest: s.digestFor(PurposeDigest, id), PlayerDigest: s.digestFor(PurposePlayer, id), Hash: s.digestFor(PurposeHash, id),
+		Digest: s.digestFor(PurposeDigest, c, cl), Hash: s.digestFor(PurposeHash, c, cl), PlayerDigest: s.playerDigestFor(c, cl, viewerOf(p)),
 		ClientID: strconv.FormatInt(c.ClientID, 10), Address: c.CameraAddress, Latitude: c.Latitude, Longitude: c.Longitude,
 		RecordingError: st.RecordingError, LastRecievedWidth: st.Width, LastRecievedHeight: st.Height,
 		ResolutionError: st.ResolutionError, Plan: s.plan(c),
@@ -65,7 +67,7 @@ func (s *Server) cameraView(ctx context.Context, c db.Camera, clientBlocked, hls
 		rec.StreamStatusDesc = &text
 	}
 	if s.cfg.Live != nil && !clientBlocked {
-		if live, server, err := s.cfg.Live.LiveURLs(ctx, id, hls); err == nil {
+		if live, server, err := s.cfg.Live.LiveURLs(ctx, id, hls, s.now().Add(s.cfg.LiveURLExpiry)); err == nil {
 			rec.LiveURL, rec.ServerURL = live, server
 		}
 	}
@@ -109,20 +111,16 @@ func (s *Server) listCameras(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := cameraList{Data: []cameraRecord{}, Total: total, PerPage: camerasPerPage, CurrentPage: int(page),
 		LastPage: max(1, (total+camerasPerPage-1)/camerasPerPage)}
-	blocked := map[int64]bool{}
+	clients := map[int64]db.Client{}
 	for _, c := range cams {
-		b, ok := blocked[c.ClientID]
+		cl, ok := clients[c.ClientID]
 		if !ok {
-			if p.operator {
-				cl, err := s.cfg.DB.Client(r.Context(), c.ClientID)
-				if err != nil {
-					return err
-				}
-				b = cl.Blocked
+			if cl, err = s.clientOf(r.Context(), p, c); err != nil {
+				return err
 			}
-			blocked[c.ClientID] = b
+			clients[c.ClientID] = cl
 		}
-		out.Data = append(out.Data, s.cameraView(r.Context(), c, b, hls, false))
+		out.Data = append(out.Data, s.cameraView(r.Context(), p, c, cl, hls, false))
 	}
 	if len(out.Data) > 0 {
 		out.From = int(page-1)*camerasPerPage + 1
@@ -138,15 +136,11 @@ func (s *Server) getCamera(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	blocked := false
-	if p.operator {
-		cl, err := s.cfg.DB.Client(r.Context(), c.ClientID)
-		if err != nil {
-			return err
-		}
-		blocked = cl.Blocked
+	cl, err := s.clientOf(r.Context(), p, c)
+	if err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, s.cameraView(r.Context(), c, blocked, in["p"] == "hls", true))
+	writeJSON(w, http.StatusOK, s.cameraView(r.Context(), p, c, cl, in["p"] == "hls", true))
 	return nil
 }
 

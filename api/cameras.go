@@ -63,12 +63,12 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 	}
 	row := ci.row
 	if ci.sourceURL != "" {
-		if row.SealedURL, err = camera.Seal(s.cfg.Secret, ci.sourceURL); err != nil {
+		if row.SealedURL, err = camera.Seal(s.keys, ci.sourceURL); err != nil {
 			return err
 		}
 	}
 	if ci.p2pPassword != "" {
-		if row.SealedP2PPassword, err = camera.Seal(s.cfg.Secret, ci.p2pPassword); err != nil {
+		if row.SealedP2PPassword, err = camera.Seal(s.keys, ci.p2pPassword); err != nil {
 			return err
 		}
 	}
@@ -157,7 +157,7 @@ func (s *Server) rtmpURL(id int64) string {
 		base = "rtmp://" + host + ":1935/live"
 	}
 	// The key is the one the recorders' push server checks (ingest/rtmp).
-	return strings.TrimRight(base, "/") + "/" + camID(id) + "?key=" + rtmp.PushKey(s.cfg.Secret, camID(id))
+	return strings.TrimRight(base, "/") + "/" + camID(id) + "?key=" + rtmp.PushKeyOf(s.keys, camID(id))
 }
 
 // cameraStatus is the camera's current status: BLOQUEADA when its client

@@ -72,7 +72,7 @@ func TestCameraRules(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("registry: %v %v", ok, err)
 		}
-		src, err := camera.Open([]byte("test-secret-0123456789abcdef0123"), cfg.SealedURL)
+		src, err := camera.Open(testKeys, cfg.SealedURL)
 		if err != nil || src != "rtsp://admin:p%40ss%3Aword@203.0.113.7:554/Streaming/Channels/201" {
 			t.Fatalf("sealed url %q %v", src, err)
 		}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"net/mail"
 	"strconv"
@@ -180,7 +179,9 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) error {
 	}
 	c.CreatedAt = s.now()
 	c.CreateURL = s.cfg.PublicURL + r.URL.Path
-	c.CreateIP, _, _ = net.SplitHostPort(r.RemoteAddr)
+	if a := s.clientAddr(r); a.IsValid() {
+		c.CreateIP = a.String()
+	}
 	c, created, err := s.cfg.DB.CreateClient(r.Context(), c, users)
 	if errors.Is(err, db.ErrDuplicate) {
 		return fieldErrors{"document_number": {"has already been taken, or an e-mail of users has"}}.err()

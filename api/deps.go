@@ -33,9 +33,10 @@ type StatusReader interface {
 // node serving it.
 type LiveURLs interface {
 	// LiveURLs returns the player URL of the camera's live stream (HLS when
-	// hls is true) and the base URL of the server recording it. Both are
-	// empty when the camera is not being recorded anywhere.
-	LiveURLs(ctx context.Context, camera string, hls bool) (liveURL, serverURL string, err error)
+	// hls is true), valid until exp, and the base URL of the server
+	// recording it. Both are empty when the camera is not being recorded
+	// anywhere.
+	LiveURLs(ctx context.Context, camera string, hls bool, exp time.Time) (liveURL, serverURL string, err error)
 }
 
 // Snapshotter takes a snapshot now, on the node recording the camera.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/fs"
 	"github.com/vigia/vigia/testenv"
@@ -74,7 +75,7 @@ func (e *recExporter) State(_ context.Context, id string) (JobState, error) {
 
 // env is a Server over a real database, embedded NATS and an fs store.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *Server
 	http  *httptest.Server
 	db    *db.DB
@@ -91,7 +92,7 @@ func eachEnv(t *testing.T, fn func(t *testing.T, e *env)) {
 	}
 }
 
-func newEnv(t *testing.T, kind string, mod func(*Config)) *env {
+func newEnv(t testing.TB, kind string, mod func(*Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	u := "sqlite:" + filepath.Join(t.TempDir(), "api.db")
@@ -108,7 +109,7 @@ func newEnv(t *testing.T, kind string, mod func(*Config)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	secret := []byte("test-secret-0123456789abcdef0123")
+	secret := testSecret
 	e := &env{t: t, db: d, bus: b, clock: &clock{t: time.Date(2025, 3, 10, 15, 30, 0, 0, time.UTC)}, exp: &recExporter{state: map[string]JobState{}}}
 	mux := http.NewServeMux()
 	e.http = httptest.NewServer(mux)
@@ -140,7 +141,7 @@ type resp struct {
 	header http.Header
 }
 
-func (r resp) json(t *testing.T) any {
+func (r resp) json(t testing.TB) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(r.body, &v); err != nil {
@@ -149,7 +150,7 @@ func (r resp) json(t *testing.T) any {
 	return v
 }
 
-func (r resp) obj(t *testing.T) map[string]any {
+func (r resp) obj(t testing.TB) map[string]any {
 	t.Helper()
 	m, ok := r.json(t).(map[string]any)
 	if !ok {
@@ -193,7 +194,7 @@ func (e *env) do(method, path string, body any) resp {
 }
 
 // want fails unless r has the status.
-func (r resp) want(t *testing.T, status int) resp {
+func (r resp) want(t testing.TB, status int) resp {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
@@ -279,9 +280,61 @@ func (e *env) camera(clientID int64) int64 {
 	return out[0].ID
 }
 
-// digest returns today's digest of the camera for purpose.
+// testSecret is the secret of every env; testKeys its keys.
+var (
+	testSecret = []byte("test-secret-0123456789abcdef0123")
+	testKeys   = mustKeys(testSecret)
+)
+
+func mustKeys(secret []byte) *sign.Keys {
+	k, err := sign.New(secret)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// digest returns today's digest of the camera for purpose (parameter
+// name); a player_digest is the operator's.
 func (e *env) digest(purpose string, id int64) string {
-	return Digest([]byte("test-secret-0123456789abcdef0123"), purpose, camID(id), e.clock.Now().UTC().Format(time.DateOnly))
+	return e.signDigest(testKeys, purpose, id, e.clock.Now(), 0)
+}
+
+// signDigest returns the value of the digest parameter purpose of camera
+// id as the server hands it out on day, under keys k, with the camera's
+// and its client's current state; a player_digest is for user uid (0: the
+// operator).
+func (e *env) signDigest(k *sign.Keys, purpose string, id int64, day time.Time, uid int64) string {
+	e.t.Helper()
+	return e.signDigestAs(k, digestPurpose[purpose], purpose, id, day, uid)
+}
+
+// signDigestAs is signDigest with the signature made for purpose as
+// instead of the parameter's own.
+func (e *env) signDigestAs(k *sign.Keys, as sign.Purpose, purpose string, id int64, day time.Time, uid int64) string {
+	e.t.Helper()
+	ctx := context.Background()
+	c, err := e.db.Camera(ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cl, err := e.db.Client(ctx, c.ClientID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	exp := e.srv.digestExpiry(day)
+	if purpose != PurposePlayer {
+		return k.Sign(as, exp, digestFields(c, cl)...)
+	}
+	v := viewer{id: uid}
+	if uid != 0 {
+		u, err := e.db.User(ctx, uid)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		v.gen = u.AccessGen
+	}
+	return itoa(uid) + "." + k.Sign(as, exp, playerFields(c, cl, v)...)
 }
 
 // put stores an object.

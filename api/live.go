@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+
+	"github.com/vigia/vigia/api/db"
 )
 
 // liveBody is the body of the live URL operation.
@@ -13,18 +15,24 @@ type liveBody struct {
 
 // liveURL is GET or POST /api/camera/{id}/live-url and
 // /api/cameras/{id}/live-url/: the signed live stream address of the
-// camera on the node recording it. Without a live provider, or while no
-// node records the camera, it answers code 1 with an empty data.
+// camera on the node recording it, valid LiveURLExpiry. Without a live
+// provider, or while no node records the camera, it answers code 1 with an
+// empty data.
 func (s *Server) liveURL(w http.ResponseWriter, r *http.Request) error {
 	in, _, c, err := s.cameraRequest(w, r)
 	if err != nil {
 		return err
 	}
+	return s.writeLiveURL(w, r, c, in["p"] == "hls")
+}
+
+// writeLiveURL answers the live URL of camera c, valid LiveURLExpiry.
+func (s *Server) writeLiveURL(w http.ResponseWriter, r *http.Request, c db.Camera, hls bool) error {
 	if s.cfg.Live == nil {
 		writeJSON(w, http.StatusOK, liveBody{Code: 1, Msg: "live video is not available on this service"})
 		return nil
 	}
-	live, _, err := s.cfg.Live.LiveURLs(r.Context(), camID(c.ID), in["p"] == "hls")
+	live, _, err := s.cfg.Live.LiveURLs(r.Context(), camID(c.ID), hls, s.now().Add(s.cfg.LiveURLExpiry))
 	if err != nil {
 		return err
 	}

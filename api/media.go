@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -50,22 +51,22 @@ type recording struct {
 	URL       string `json:"url"`
 }
 
-// checkCameraDigest requires a valid digest (or hash, when hashOK) of the
-// camera in the input.
-func (s *Server) checkCameraDigest(in map[string]any, camera string, hashOK bool) error {
-	d, _ := in["digest"].(string)
-	if d == "" && hashOK {
-		if h, _ := in["hash"].(string); h != "" {
-			if s.checkDigest(PurposeHash, camera, h) {
-				return nil
-			}
-			return errBadDigest
-		}
+// checkCameraDigest requires a valid digest (or hash, when hashOK) of
+// camera c in the input.
+func (s *Server) checkCameraDigest(r *http.Request, p principal, in map[string]any, c db.Camera, hashOK bool) error {
+	param, purpose := "digest", PurposeDigest
+	given, _ := in["digest"].(string)
+	if h, _ := in["hash"].(string); given == "" && hashOK && h != "" {
+		param, purpose, given = "hash", PurposeHash, h
 	}
-	if d == "" {
-		return fieldErrors{"digest": {"is required"}}.err()
+	if given == "" {
+		return fieldErrors{param: {"is required"}}.err()
 	}
-	if !s.checkDigest(PurposeDigest, camera, d) {
+	cl, err := s.clientOf(r.Context(), p, c)
+	if err != nil {
+		return err
+	}
+	if !s.checkDigest(purpose, c, cl, given) {
 		return errBadDigest
 	}
 	return nil
@@ -74,12 +75,12 @@ func (s *Server) checkCameraDigest(in map[string]any, camera string, hashOK bool
 // recordings is GET /camera/{id}/recordings and /cameras/{id}/recordings/:
 // the segments that end after timeStamp and start within 24 hours of it.
 func (s *Server) recordings(w http.ResponseWriter, r *http.Request) error {
-	in, _, c, err := s.cameraRequest(w, r)
+	in, p, c, err := s.cameraRequest(w, r)
 	if err != nil {
 		return err
 	}
 	id := camID(c.ID)
-	if err := s.checkCameraDigest(in, id, true); err != nil {
+	if err := s.checkCameraDigest(r, p, in, c, true); err != nil {
 		return err
 	}
 	errs := fieldErrors{}
@@ -139,12 +140,12 @@ type thumbnail struct {
 // hour of ts).
 func (s *Server) thumbs(hourly bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		in, _, c, err := s.cameraRequest(w, r)
+		in, p, c, err := s.cameraRequest(w, r)
 		if err != nil {
 			return err
 		}
 		id := camID(c.ID)
-		if err := s.checkCameraDigest(in, id, false); err != nil {
+		if err := s.checkCameraDigest(r, p, in, c, false); err != nil {
 			return err
 		}
 		errs := fieldErrors{}

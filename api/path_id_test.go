@@ -32,7 +32,7 @@ func (s *seenCameras) all() []string {
 	return append([]string(nil), s.ids...)
 }
 
-func (s *seenCameras) LiveURLs(_ context.Context, camera string, _ bool) (string, string, error) {
+func (s *seenCameras) LiveURLs(_ context.Context, camera string, _ bool, _ time.Time) (string, string, error) {
 	s.add(camera)
 	return "http://live.example/" + camera + "/index.m3u8", "http://live.example", nil
 }
@@ -83,10 +83,10 @@ func TestPathIDCanonical(t *testing.T) {
 		}{
 			{"vod", "GET", func(p string) string {
 				return "/api/camera/" + p + "/vod.m3u8?player_digest=" + pd + "&from=" + ms + "&to=" + strconv.FormatInt(now.UnixMilli(), 10)
-			}, "rec/" + c + "/"},
+			}, "/api/camera/" + c + "/segment/"},
 			{"vod by token", "GET", func(p string) string {
 				return "/api/camera/" + p + "/vod.m3u8?token=" + tok + "&from=" + ms + "&to=" + strconv.FormatInt(now.UnixMilli(), 10)
-			}, "rec/" + c + "/"},
+			}, "/api/camera/" + c + "/segment/"},
 			{"player", "GET", func(p string) string { return "/api/camera/" + p + "/player?player_digest=" + pd }, "/api/camera/" + c + "/vod.m3u8"},
 			{"recordings", "GET", func(p string) string {
 				return "/camera/" + p + "/recordings?token=" + tok + "&digest=" + d + "&timeStamp=" + ms

@@ -5,19 +5,34 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/player"
+	"github.com/vigia/vigia/storage"
 )
 
-// playerAccess checks the player's authentication: a player_digest of the
-// camera valid today, or a token that may see the camera. A blocked
-// client's cameras are refused either way.
-func (s *Server) playerAccess(w http.ResponseWriter, r *http.Request) (db.Camera, error) {
+// playerAuth is who may use the player of a camera: the camera, its client
+// and the viewer whose player_digest the page carries.
+type playerAuth struct {
+	cam    db.Camera
+	client db.Client
+	viewer viewer
+}
+
+// playerAccess checks the player's authentication on each request: a
+// player_digest of the camera valid today, or a token that may see the
+// camera. A player_digest names the user it was given to; it is refused
+// once that user or its client is blocked (and, signed over their access
+// generations, stays refused after an unblock), once the camera belongs to
+// another client, and after its day.
+func (s *Server) playerAccess(r *http.Request) (playerAuth, error) {
 	id, err := pathID(r, "id")
 	if err != nil {
-		return db.Camera{}, err
+		return playerAuth{}, err
 	}
 	in := map[string]any{}
 	for k, v := range r.URL.Query() {
@@ -28,38 +43,80 @@ func (s *Server) playerAccess(w http.ResponseWriter, r *http.Request) (db.Camera
 	pd, _ := in["player_digest"].(string)
 	switch {
 	case pd != "":
-		if !s.checkDigest(PurposePlayer, camID(id), pd) {
-			return db.Camera{}, errBadDigest
-		}
-		c, err := s.cfg.DB.Camera(r.Context(), id)
-		if errors.Is(err, db.ErrNotFound) {
-			return db.Camera{}, errCameraAbsent
-		}
-		if err != nil {
-			return db.Camera{}, err
-		}
-		cl, err := s.cfg.DB.Client(r.Context(), c.ClientID)
-		if err != nil {
-			return db.Camera{}, err
-		}
-		if cl.Blocked {
-			return db.Camera{}, errBlocked
-		}
-		return c, nil
+		return s.playerDigestAccess(r.Context(), id, pd)
 	case tokenOf(r, in) != "":
 		p, err := s.caller(r, in)
 		if err != nil {
-			return db.Camera{}, err
+			return playerAuth{}, err
 		}
-		return s.ownedCamera(r.Context(), p, id)
+		c, err := s.ownedCamera(r.Context(), p, id)
+		if err != nil {
+			return playerAuth{}, err
+		}
+		cl, err := s.clientOf(r.Context(), p, c)
+		if err != nil {
+			return playerAuth{}, err
+		}
+		return playerAuth{cam: c, client: cl, viewer: viewerOf(p)}, nil
 	}
-	return db.Camera{}, fail(http.StatusUnauthorized, "player_digest or token is required")
+	return playerAuth{}, fail(http.StatusUnauthorized, "player_digest or token is required")
+}
+
+// playerDigestAccess checks player_digest pd for camera id against the
+// database's current state: three primary-key reads (camera, client,
+// user).
+func (s *Server) playerDigestAccess(ctx context.Context, id int64, pd string) (playerAuth, error) {
+	uid, sig, ok := splitPlayerDigest(pd)
+	if !ok {
+		return playerAuth{}, errBadDigest
+	}
+	c, err := s.cfg.DB.Camera(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
+		return playerAuth{}, errBadDigest
+	}
+	if err != nil {
+		return playerAuth{}, err
+	}
+	cl, err := s.cfg.DB.Client(ctx, c.ClientID)
+	if err != nil {
+		return playerAuth{}, err
+	}
+	v := viewer{id: uid}
+	userBlocked := false
+	if uid != 0 {
+		u, err := s.cfg.DB.User(ctx, uid)
+		if errors.Is(err, db.ErrNotFound) {
+			return playerAuth{}, errBadDigest
+		}
+		if err != nil {
+			return playerAuth{}, err
+		}
+		if u.ClientID != c.ClientID {
+			return playerAuth{}, errBadDigest
+		}
+		v.gen, userBlocked = u.AccessGen, u.Blocked
+	}
+	if !s.checkPlayerDigest(c, cl, v, sig) {
+		return playerAuth{}, errBadDigest
+	}
+	if userBlocked || cl.Blocked {
+		return playerAuth{}, errBlocked
+	}
+	return playerAuth{cam: c, client: cl, viewer: v}, nil
+}
+
+// playerQuery returns the query that authenticates the player's own
+// requests (playlists, segments, live URL renewal): a player_digest of the
+// viewer signed now, so a page opened with yesterday's digest during the
+// grace period keeps working today.
+func (s *Server) playerQuery(a playerAuth) string {
+	return "player_digest=" + url.QueryEscape(s.playerDigestFor(a.cam, a.client, a.viewer))
 }
 
 // player is GET /api/camera/{id}/player: the embeddable player page.
 // Player parameters that do not parse are 422 naming each field.
 func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.playerAccess(w, r)
+	a, err := s.playerAccess(r)
 	if err != nil {
 		return err
 	}
@@ -73,35 +130,94 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return fail(http.StatusBadRequest, err.Error())
 	}
-	id := camID(c.ID)
+	id := camID(a.cam.ID)
 	live := ""
 	if s.cfg.Live != nil {
-		live, _, _ = s.cfg.Live.LiveURLs(r.Context(), id, true)
+		live, _, _ = s.cfg.Live.LiveURLs(r.Context(), id, true, s.now().Add(s.cfg.LiveURLExpiry))
 	}
+	auth := s.playerQuery(a)
 	player.Page(w, r, player.Params{
-		CameraID: id, CameraName: c.Description, LiveURL: live,
-		VODURL:    "/api/camera/" + id + "/vod.m3u8?player_digest=" + url.QueryEscape(s.digestFor(PurposePlayer, id)),
-		AssetsURL: "/api/player/", Now: s.now(), Query: q,
+		CameraID: id, CameraName: a.cam.Description, LiveURL: live,
+		LiveRenewURL: "/api/camera/" + id + "/player/live-url?" + auth,
+		VODURL:       "/api/camera/" + id + "/vod.m3u8?" + auth,
+		AssetsURL:    "/api/player/", Now: s.now(), Query: q,
 	})
 	return nil
 }
 
-// vod is GET /api/camera/{id}/vod.m3u8: the recorded HLS playlist of a
-// time range (from, to: Unix ms) the player plays, with the player's
-// authentication.
-func (s *Server) vod(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.playerAccess(w, r)
+// playerLiveURL is GET /api/camera/{id}/player/live-url: a fresh live URL
+// for the player page, which renews its live URL through it before the
+// URL expires (api.LiveURLExpiry); the answer is that of the live URL
+// operation.
+func (s *Server) playerLiveURL(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.playerAccess(r)
 	if err != nil {
 		return err
 	}
-	id := camID(c.ID)
+	w.Header().Set("Cache-Control", "no-store")
+	return s.writeLiveURL(w, r, a.cam, true)
+}
+
+// vod is GET /api/camera/{id}/vod.m3u8: the recorded HLS playlist of a
+// time range (from, to: Unix ms) the player plays, with the player's
+// authentication. Its segment addresses are the segment operation's, with
+// the same authentication, so each is checked when it is read.
+func (s *Server) vod(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.playerAccess(r)
+	if err != nil {
+		return err
+	}
+	id := camID(a.cam.ID)
+	auth := s.playerQuery(a)
 	player.VODHandler(player.VODConfig{
 		Camera: func(*http.Request) string { return id },
 		List:   player.StoreLister(s.cfg.Store),
-		Sign: func(ctx context.Context, key string, _ time.Duration) (string, error) {
-			return s.cfg.Store.SignedURL(ctx, key, s.cfg.SignedURLExpiry)
+		Sign: func(_ context.Context, key string, _ time.Duration) (string, error) {
+			return "/api/camera/" + id + "/segment/" + path.Base(key) + "?" + auth, nil
 		},
 		Log: s.log,
 	}).ServeHTTP(w, r)
 	return nil
+}
+
+// segment is GET /api/camera/{id}/segment/{file}: with the player's
+// authentication, a redirect (302) to a storage URL of the recording
+// segment file ({startMs}_{durMs}.mp4) valid storage.signed_url_expiry.
+// A file name that is not a segment's is 404.
+func (s *Server) segment(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.playerAccess(r)
+	if err != nil {
+		return err
+	}
+	key := segmentKeyOf(camID(a.cam.ID), r.PathValue("file"))
+	if key == "" {
+		return fail(http.StatusNotFound, "no such segment")
+	}
+	u, err := s.cfg.Store.SignedURL(r.Context(), key, s.cfg.SignedURLExpiry)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, u, http.StatusFound)
+	return nil
+}
+
+// segmentKeyOf returns the storage key of camera's segment file
+// ({startMs}_{durMs}.mp4), "" when file is not such a name.
+func segmentKeyOf(camera, file string) string {
+	name, ok := strings.CutSuffix(file, ".mp4")
+	startS, durS, ok2 := strings.Cut(name, "_")
+	if !ok || !ok2 {
+		return ""
+	}
+	start, err1 := strconv.ParseInt(startS, 10, 64)
+	dur, err2 := strconv.ParseInt(durS, 10, 64)
+	if err1 != nil || err2 != nil || start < 0 || dur < 0 || dur > int64(24*time.Hour/time.Millisecond) {
+		return ""
+	}
+	key := storage.SegmentKey(camera, time.UnixMilli(start), time.Duration(dur)*time.Millisecond)
+	if key == "" || path.Base(key) != file {
+		return ""
+	}
+	return key
 }

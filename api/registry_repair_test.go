@@ -49,7 +49,7 @@ func (e *env) record(id string) (camera.Config, string, bool) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	u, err := camera.Open([]byte("test-secret-0123456789abcdef0123"), c.SealedURL)
+	u, err := camera.Open(testKeys, c.SealedURL)
 	if err != nil {
 		e.t.Fatalf("record %s: sealed url: %v", id, err)
 	}
@@ -85,7 +85,6 @@ func TestRepairRegistry(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			e, fr := flakyEnv(t, kind)
 			ctx := t.Context()
-			secret := []byte("test-secret-0123456789abcdef0123")
 			clientID, _, _ := e.clientWithUser("repair@example.com")
 			id := e.camera(clientID)
 			c := camID(id)
@@ -118,7 +117,7 @@ func TestRepairRegistry(t *testing.T) {
 			// The same content sealed anew (another nonce) is not a
 			// difference: nothing is written.
 			resealed := rec
-			if resealed.SealedURL, err = camera.Seal(secret, u); err != nil {
+			if resealed.SealedURL, err = camera.Seal(testKeys, u); err != nil {
 				t.Fatal(err)
 			}
 			e.putRaw(resealed)
@@ -129,7 +128,7 @@ func TestRepairRegistry(t *testing.T) {
 			// A record sealed with another secret, or with other content,
 			// is rewritten.
 			other := rec
-			other.SealedURL, _ = camera.Seal([]byte("another-secret-0123456789abcdef0"), u)
+			other.SealedURL, _ = camera.Seal(mustKeys([]byte("another-secret-0123456789abcdef0")), u)
 			e.putRaw(other)
 			if rep, err = e.srv.RepairRegistry(ctx); err != nil || rep.Put != 1 {
 				t.Fatalf("record of another secret: %+v %v", rep, err)

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,10 +101,15 @@ func (s *Server) readInput(w http.ResponseWriter, r *http.Request) (map[string]a
 	return in, nil
 }
 
+// bodyError answers a body that could not be read: 413 over the limit, 408
+// when it did not arrive in time (the node's http.body_timeout), else 400.
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", mbe.Limit))
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fail(http.StatusRequestTimeout, "request body not received in time")
 	}
 	return fail(http.StatusBadRequest, "unreadable request body")
 }

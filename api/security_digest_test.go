@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigia/vigia/player"
+	keys "github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -66,6 +68,13 @@ func digestRoutes(tok string, now time.Time) []digestRoute {
 		}},
 		{"vod playlist", "GET", "/api/camera/{id}/vod.m3u8", []string{"player_digest"}, false, func(c, p, v string) string {
 			return "/api/camera/" + c + "/vod.m3u8?from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms + "&" + q(p, v)
+		}},
+		{"vod segment", "GET", "/api/camera/{id}/segment/{file}", []string{"player_digest"}, false, func(c, p, v string) string {
+			// The segment stored half an hour before now (TestDigestsRefused).
+			return "/api/camera/" + c + "/segment/" + path.Base(storage.SegmentKey(c, now.Add(-30*time.Minute), 6*time.Second)) + "?" + q(p, v)
+		}},
+		{"player live url", "GET", "/api/camera/{id}/player/live-url", []string{"player_digest"}, false, func(c, p, v string) string {
+			return "/api/camera/" + c + "/player/live-url?" + q(p, v)
 		}},
 	}
 }
@@ -128,22 +137,24 @@ func randomHex(t *testing.T, n int) string {
 
 // TestDigestsRefused: on every route that takes a digest (recordings in
 // both forms, hourly and minute thumbnails, snapshot read and request,
-// player page and its playlist), the camera's right digest of today is
-// accepted, and refused with 403 are: random hex, a truncated, extended or
-// non-hex value, the digest of two days ago, of yesterday after the grace
-// period, of tomorrow, of another camera of the same client, of every other
-// purpose (player_digest as digest, hash as digest, digest as hash, …) and
-// one signed with another secret.
+// player page, its playlist, segment addresses and live renewal), the
+// camera's right digest of today is accepted, and refused with 403 are:
+// random hex, a truncated, extended or non-hex value, the digest of two
+// days ago, of yesterday after the grace period, of tomorrow, of another
+// camera of the same client, of every other purpose (player_digest as
+// digest, hash as digest, digest as hash, …), the same fields signed for
+// every other purpose of the key scheme, and one signed with another
+// secret.
 func TestDigestsRefused(t *testing.T) {
 	eachLoggedEnv(t, nil, func(t *testing.T, e *env) {
 		clientID, _, tok := e.clientWithUser("digests@example.com")
 		camA, camB := e.camera(clientID), e.camera(clientID) // the token sees both
 		a := strconv.FormatInt(camA, 10)
-		secret := []byte("test-secret-0123456789abcdef0123")
 		today := e.clock.Now() // 2025-03-10 15:30 UTC; grace 1 h
 		sign := func(purpose string, cam int64, day time.Time) string {
-			return Digest(secret, purpose, camID(cam), day.UTC().Format(time.DateOnly))
+			return e.signDigest(testKeys, purpose, cam, day, 0)
 		}
+		otherKeys := mustKeys([]byte("another-secret-0123456789abcdef0"))
 		day := 24 * time.Hour
 		// Segments for the playlist to list, in the hour before each clock
 		// time at which the right digest is accepted.
@@ -165,24 +176,32 @@ func TestDigestsRefused(t *testing.T) {
 					t.Fatalf("%s with the right %s: status %d: %.200s", rt.name, param, r.status, r.body)
 				}
 				accepted++
+				n := len(right)
 				bad := []struct{ name, value string }{
-					{"random hex", randomHex(t, digestLen)},
-					{"other random hex", randomHex(t, digestLen)},
-					{"zeros", strings.Repeat("0", digestLen)},
-					{"truncated", right[:digestLen-1]},
+					{"random hex", randomHex(t, n)},
+					{"other random hex", randomHex(t, n)},
+					{"zeros", strings.Repeat("0", n)},
+					{"truncated", right[:n-1]},
 					{"extended", right + "0"},
 					{"doubled", right + right},
-					{"not hex", strings.Repeat("z", digestLen)},
-					{"right one with a changed character", right[:digestLen-1] + string("10"[(right[digestLen-1]&1)])},
+					{"not hex", strings.Repeat("z", n)},
+					{"right one with a changed character", right[:n-1] + string("10"[(right[n-1]&1)])},
 					{"two days ago", sign(purpose, camA, today.Add(-2*day))},
 					{"yesterday, past the grace period", sign(purpose, camA, today.Add(-day))},
 					{"tomorrow", sign(purpose, camA, today.Add(day))},
 					{"another camera", sign(purpose, camB, today)},
-					{"another secret", Digest([]byte("another-secret-0123456789abcdef0"), purpose, camID(camA), today.Format(time.DateOnly))},
+					{"another secret", e.signDigest(otherKeys, purpose, camA, today, 0)},
 				}
 				for other := range purposeOf {
 					if p := purposeOf[other]; p != purpose {
 						bad = append(bad, struct{ name, value string }{other + " as " + param, sign(p, camA, today)})
+					}
+				}
+				// The same fields signed for every other purpose of the key
+				// scheme (storage URLs, live tokens, stream keys, …).
+				for _, p := range keys.Purposes() {
+					if p != digestPurpose[purpose] {
+						bad = append(bad, struct{ name, value string }{"signed for " + string(p), e.signDigestAs(testKeys, p, purpose, camA, today, 0)})
 					}
 				}
 				for _, b := range bad {
@@ -236,7 +255,7 @@ func TestDigestsRefused(t *testing.T) {
 			{"player with a hash only", "/api/camera/" + a + "/player?hash=" + hash, 401},
 			{"recordings without a token", "/camera/" + a + "/recordings?timeStamp=1&digest=" + dig, 401},
 			{"thumbs without a token", "/api/camera/" + a + "/thumbs-hourly?ts=" + ts + "&digest=" + dig, 401},
-			{"recordings with a bad digest and the right hash", "/camera/" + a + "/recordings?token=" + tok + "&timeStamp=1&digest=" + randomHex(t, digestLen) + "&hash=" + hash, 403},
+			{"recordings with a bad digest and the right hash", "/camera/" + a + "/recordings?token=" + tok + "&timeStamp=1&digest=" + randomHex(t, 32) + "&hash=" + hash, 403},
 		} {
 			if r := e.do("GET", c.path, nil); r.status != c.status {
 				t.Errorf("%s: status %d, want %d: %.200s", c.name, r.status, c.status, r.body)

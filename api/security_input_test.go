@@ -551,7 +551,7 @@ func same(t *testing.T, what, want string, got map[string]any, keys ...string) {
 func TestUnicodeAndInjectionStored(t *testing.T) {
 	eachLoggedEnv(t, nil, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		secret := []byte("test-secret-0123456789abcdef0123")
+		secret := testKeys
 		controlClient, _, _ := e.clientWithUser("control@example.com")
 		controlCam := e.camera(controlClient)
 		start := e.clock.Now().Add(-10 * time.Minute).UnixMilli()

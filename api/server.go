@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -47,8 +48,11 @@ type Config struct {
 	// Exporter runs downloadable video jobs; optional.
 	Exporter Exporter
 
-	// Secret is the cluster's shared secret: camera credentials are sealed
-	// with it and digests are HMACs under it.
+	// Keys sign digests and seal camera credentials (security.secret, with
+	// its rotation); one of Keys and Secret is required.
+	Keys *sign.Keys
+	// Secret, when Keys is nil, is the cluster's shared secret the keys are
+	// derived from (16 bytes or more).
 	Secret []byte
 	// OperatorTokens authorise the restricted operations.
 	OperatorTokens []string
@@ -65,8 +69,15 @@ type Config struct {
 	// RTMPURL is empty: the wiring derives it from the address the RTMP
 	// push server really listens on.
 	PushURL func(camera string) string
-	// SignedURLExpiry is the lifetime of the URLs handed out. It defaults to 1 hour.
+	// SignedURLExpiry is the lifetime of the storage URLs handed out. It
+	// defaults to 5 minutes.
 	SignedURLExpiry time.Duration
+	// LiveURLExpiry is the lifetime of the live URLs handed out. It
+	// defaults to 2 minutes.
+	LiveURLExpiry time.Duration
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For gives
+	// the client address (ClientAddr).
+	TrustedProxies []netip.Prefix
 	// AllowPrivateNetworks accepts camera URLs on loopback, private and
 	// link-local addresses.
 	AllowPrivateNetworks bool
@@ -81,10 +92,13 @@ type Config struct {
 	Location *time.Location
 	// MaxVideoDuration bounds downloadable videos. It defaults to 1 hour.
 	MaxVideoDuration time.Duration
-	// LoginAttempts failed token requests are allowed per e-mail and per IP
-	// within LoginWindow. They default to 5 and 15 minutes.
-	LoginAttempts int
-	LoginWindow   time.Duration
+	// LoginAttempts token requests are allowed per client address within
+	// LoginWindow, each counted when it starts and uncounted when it
+	// succeeds; LoginAccountAttempts failed ones per e-mail address. They
+	// default to 5, 20 and 15 minutes.
+	LoginAttempts        int
+	LoginAccountAttempts int
+	LoginWindow          time.Duration
 	// PasswordCost is the bcrypt cost. It defaults to bcrypt.DefaultCost.
 	PasswordCost int
 	// Now is the clock. It defaults to time.Now.
@@ -97,10 +111,15 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	log      *zap.Logger
+	keys     *sign.Keys
 	loc      *time.Location
 	operator [][sha256.Size]byte
 	throttle *throttle
 	dummy    []byte // bcrypt hash compared when an e-mail is unknown
+
+	// untrustedXFF logs, once, that X-Forwarded-For came from a peer that
+	// is not a trusted proxy.
+	untrustedXFF sync.Once
 
 	// regMu makes a camera's database write and registry write one step
 	// for RepairRegistry, which re-reads the camera under it.
@@ -116,11 +135,21 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: Store is required", ErrConfig)
 	case cfg.Registry == nil || cfg.Status == nil:
 		return nil, fmt.Errorf("%w: Registry and Status are required", ErrConfig)
-	case len(cfg.Secret) < 16:
+	case cfg.Keys == nil && len(cfg.Secret) < sign.MinSecretLen:
 		return nil, fmt.Errorf("%w: Secret must be 16 bytes or more", ErrConfig)
 	}
+	keys := cfg.Keys
+	if keys == nil {
+		var err error
+		if keys, err = sign.New(cfg.Secret); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
 	if cfg.SignedURLExpiry <= 0 {
-		cfg.SignedURLExpiry = time.Hour
+		cfg.SignedURLExpiry = 5 * time.Minute
+	}
+	if cfg.LiveURLExpiry <= 0 {
+		cfg.LiveURLExpiry = 2 * time.Minute
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = net.DefaultResolver
@@ -140,6 +169,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LoginAttempts <= 0 {
 		cfg.LoginAttempts = 5
 	}
+	if cfg.LoginAccountAttempts <= 0 {
+		cfg.LoginAccountAttempts = 20
+	}
 	if cfg.LoginWindow <= 0 {
 		cfg.LoginWindow = 15 * time.Minute
 	}
@@ -156,7 +188,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Info.Manufacturers == nil {
 		cfg.Info = DefaultCreationInfo()
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, loc: cfg.Location, throttle: newThrottle(cfg.LoginAttempts, cfg.LoginWindow)}
+	s := &Server{cfg: cfg, log: cfg.Log, keys: keys, loc: cfg.Location, throttle: newThrottle(cfg.LoginWindow)}
 	for _, t := range cfg.OperatorTokens {
 		if t = strings.TrimSpace(t); t != "" {
 			s.operator = append(s.operator, sha256.Sum256([]byte(t)))

@@ -26,13 +26,15 @@ const snapshotRecent = 24 * time.Hour
 // snapshotStart checks the common parameters: camera, optional digest,
 // optional ts (Unix seconds).
 func (s *Server) snapshotStart(w http.ResponseWriter, r *http.Request) (string, int64, bool, error) {
-	in, _, c, err := s.cameraRequest(w, r)
+	in, p, c, err := s.cameraRequest(w, r)
 	if err != nil {
 		return "", 0, false, err
 	}
 	id := camID(c.ID)
-	if d, _ := in["digest"].(string); d != "" && !s.checkDigest(PurposeDigest, id, d) {
-		return "", 0, false, errBadDigest
+	if d, _ := in["digest"].(string); d != "" {
+		if err := s.checkCameraDigest(r, p, in, c, false); err != nil {
+			return "", 0, false, err
+		}
 	}
 	errs := fieldErrors{}
 	ts, hasTS := newFields(in, errs).integer("ts", false)

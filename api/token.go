@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,8 +22,12 @@ type tokenResponse struct {
 }
 
 // issueToken is POST /api/v1/auth/token: e-mail and password give a new
-// api_token. Failed attempts are counted per e-mail and per client IP; past
-// the limit the answer is 429 with Retry-After until the window passes.
+// api_token. Each request takes one attempt from its client address
+// (ClientAddr) and from its e-mail address before the password is checked,
+// in one step, so requests running in parallel are all counted; a
+// successful one gives its attempts back (and clears the e-mail's). When
+// either has none left the answer is 429 with Retry-After, and bcrypt is
+// not run.
 func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) error {
 	in, err := s.readInput(w, r)
 	if err != nil {
@@ -37,15 +40,12 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.err(); err != nil {
 		return err
 	}
-	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
-	keys := []string{"email:" + email, "ip:" + ip}
+	addrKey, emailKey := "addr:"+s.clientAddr(r).String(), "email:"+email
 	now := s.now()
-	for _, k := range keys {
-		if blocked, wait := s.throttle.blocked(k, now); blocked {
-			secs := int(wait/time.Second) + 1
-			return &apiError{status: http.StatusTooManyRequests, msg: "too many failed attempts; try again later",
-				header: map[string]string{"Retry-After": strconv.Itoa(secs)}}
-		}
+	if ok, wait := s.throttle.reserve([]limit{{addrKey, s.cfg.LoginAttempts}, {emailKey, s.cfg.LoginAccountAttempts}}, now); !ok {
+		secs := int((wait + time.Second - 1) / time.Second)
+		return &apiError{status: http.StatusTooManyRequests, msg: "too many failed attempts; try again later",
+			header: map[string]string{"Retry-After": strconv.Itoa(secs)}}
 	}
 	u, err := s.cfg.DB.UserByEmail(r.Context(), email)
 	hash := s.dummy
@@ -55,12 +55,10 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(pass)) != nil || err != nil {
-		for _, k := range keys {
-			s.throttle.fail(k, now)
-		}
 		return fail(http.StatusUnauthorized, "invalid e-mail or password")
 	}
-	s.throttle.reset(keys[0])
+	s.throttle.release(addrKey, now)
+	s.throttle.reset(emailKey)
 	c, err := s.cfg.DB.Client(r.Context(), u.ClientID)
 	if err != nil {
 		return err

@@ -23,13 +23,11 @@ import (
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/retention"
+	"github.com/vigia/vigia/thumbs"
 )
 
 // eventsDurable is the durable consumer API nodes share to store events.
 const eventsDurable = "api-events"
-
-// liveURLExpiry is how long a live URL handed out by the API stays valid.
-const liveURLExpiry = 6 * time.Hour
 
 // apiPart is the running HTTP interface of the service.
 type apiPart struct {
@@ -66,12 +64,14 @@ func (a *App) startAPI(ctx context.Context) error {
 		Snapshots:  apiSnapshots{a.bus},
 		SnapshotAt: apiSnapshotAt{a},
 		Exporter:   a.countExports(apiExporter{jobs: export.NewJobs(a.bus, a.store, time.Duration(a.cfg.Export.MaxRange))}),
-		Secret:     a.secret, OperatorTokens: tokens, Info: api.CreationInfoFrom(cfg.API),
+		Keys:       a.keys, OperatorTokens: tokens, Info: api.CreationInfoFrom(cfg.API),
 		PublicURL: a.URL(), RTMPURL: cfg.API.RTMPURL, PushURL: a.PushURL, SignedURLExpiry: time.Duration(cfg.Storage.SignedURLExpiry),
+		LiveURLExpiry: time.Duration(cfg.Security.LiveURLExpiry), TrustedProxies: a.trustedProxies(),
 		AllowPrivateNetworks: cfg.Ingest.AllowPrivateNetworks, BodyLimit: int64(cfg.API.BodyLimit),
 		DigestGrace: time.Duration(cfg.API.DigestGrace), Location: loc, MaxVideoDuration: time.Duration(cfg.API.MaxVideoDuration),
-		LoginAttempts: cfg.API.LoginAttempts, LoginWindow: time.Duration(cfg.API.LoginWindow),
-		Log: a.log.With(zap.String("component", "api")),
+		LoginAttempts: cfg.API.LoginAttempts, LoginAccountAttempts: cfg.API.LoginAccountAttempts,
+		LoginWindow: time.Duration(cfg.API.LoginWindow),
+		Log:         a.log.With(zap.String("component", "api")),
 	})
 	if err != nil {
 		return err
@@ -173,15 +173,15 @@ func loadOperatorToken(configured, dataDir string) (tokens []string, generated s
 
 // apiLive finds the node recording a camera (its lease in the assign
 // bucket, the node's address in the nodes bucket) and signs a live URL
-// there; without the cluster, this node when it records the camera.
+// there, valid until the expiry the API asks for; without the cluster,
+// this node when it records the camera.
 type apiLive struct{ a *App }
 
-func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool) (string, string, error) {
+func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool, exp time.Time) (string, string, error) {
 	a := l.a
-	exp := time.Now().Add(liveURLExpiry)
 	if a.live != nil && a.rec != nil {
 		if _, ok := a.rec.Status(camera); ok {
-			return live.URL(a.URL(), a.secret, camera, exp), a.URL(), nil
+			return live.URL(a.URL(), a.keys, camera, exp), a.URL(), nil
 		}
 	}
 	// Another node (or, on an API node, any recorder) holds the camera.
@@ -202,7 +202,7 @@ func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool) (string,
 		return "", "", nil
 	}
 	base := strings.TrimRight(info.LiveURL, "/")
-	return live.URL(base, a.secret, camera, exp), base, nil
+	return live.URL(base, a.keys, camera, exp), base, nil
 }
 
 // apiSnapshots asks the node recording a camera for a snapshot over NATS
@@ -257,12 +257,14 @@ func (e apiExporter) State(ctx context.Context, id string) (api.JobState, error)
 }
 
 // apiSnapshotAt decodes the recorded frame at a time, on this node, from
-// storage (thumbs.SnapshotAt).
+// storage (thumbs.SnapshotAt). Without a recording at that time, or
+// without decoding (no cgo, no decoder process), the API falls back to
+// the images stored.
 type apiSnapshotAt struct{ a *App }
 
 func (s apiSnapshotAt) SnapshotAt(ctx context.Context, camera string, ts time.Time) (string, error) {
 	key, _, err := s.a.SnapshotAt(ctx, camera, ts)
-	if errors.Is(err, errNoSegment) {
+	if errors.Is(err, errNoSegment) || errors.Is(err, thumbs.ErrUnavailable) {
 		return "", nil
 	}
 	return key, err

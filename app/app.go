@@ -30,9 +30,11 @@ import (
 	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/retention"
 	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 // Mode says which parts a process runs.
@@ -59,6 +61,12 @@ type Mode struct {
 	// OnSegmentStored, optional, is called after each segment is stored,
 	// with the time from its end in the spool to the object stored.
 	OnSegmentStored func(seg segmenter.Segment, latency time.Duration)
+
+	// DecoderCommand starts a decoder process: the vigia binary and
+	// `decode` (decodeproc.Subcommand). Thumbnails, snapshots, motion
+	// detection and export thumbnails decode in such processes; without
+	// it they are unavailable.
+	DecoderCommand []string
 }
 
 // App is a running Vigia process.
@@ -67,7 +75,8 @@ type App struct {
 	mode Mode
 	log  *zap.Logger
 
-	secret  []byte
+	secret  []byte     // security.secret, current
+	keys    *sign.Keys // derived from it, with the previous secret of a rotation
 	store   storage.Store
 	media   http.Handler // fs signed URLs, nil for s3
 	bus     *bus.Bus
@@ -85,8 +94,9 @@ type App struct {
 	node       *cluster.Node
 	static     []ingest.Camera
 	api        *apiPart
-	thumbs     *thumbsPart     // thumbnails and snapshots (app/thumbs.go)
-	motion     *motion.Service // motion events (app/motion.go)
+	decoders   *decodeproc.Pool // decoder processes (app/thumbs.go)
+	thumbs     *thumbsPart      // thumbnails and snapshots (app/thumbs.go)
+	motion     *motion.Service  // motion events (app/motion.go)
 
 	retention *retention.Sweeper // history_days expiry (app/retention.go)
 	export    *export.Service    // downloadable videos (app/export.go)
@@ -113,7 +123,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	if cfg.NodeID == "" {
 		cfg.NodeID, _ = os.Hostname()
 	}
-	if a.secret, err = loadSecret(cfg.Security.Secret, cfg.DataDir); err != nil {
+	if a.secret, a.keys, err = loadKeys(cfg.Security, cfg.DataDir); err != nil {
 		return a, err
 	}
 	if err = a.listen(); err != nil {
@@ -129,6 +139,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 		return a, fmt.Errorf("nats: %w", err)
 	}
 	a.outbox = bus.NewOutbox(a.bus, 0, log.With(zap.String("component", "outbox")))
+	a.startDecoders()
 	if err = a.startRetention(); err != nil {
 		return a, err
 	}
@@ -235,7 +246,7 @@ func (a *App) startRecorder() error {
 		func() float64 { return float64(a.spool.Bytes()) },
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
-	a.live = live.New(live.Config{Secret: a.secret, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
+	a.live = live.New(live.Config{Keys: a.keys, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
 	a.rec = recorder.New(recorder.Config{
 		NodeID:  cfg.NodeID,
 		Spool:   a.spool,
@@ -349,6 +360,7 @@ func (a *App) Close() {
 		a.rec.Close()
 	}
 	a.closeImaging()
+	a.decoders.Close()
 	if a.rtmp != nil {
 		a.rtmp.Close()
 	}

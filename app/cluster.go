@@ -73,11 +73,11 @@ func (a *App) unplaced() func(ids []string) {
 // staticRecord returns the registry record of a camera of the operator's
 // configuration.
 func (a *App) staticRecord(c ingest.Camera) (camera.Config, error) {
-	sealed, err := camera.Seal(a.secret, c.URL)
+	sealed, err := camera.Seal(a.keys, c.URL)
 	if err != nil {
 		return camera.Config{}, err
 	}
-	rec := camera.Config{ID: c.ID, ConnectionType: camera.RTSP, SealedURL: sealed, Transport: c.Transport, Sound: c.Sound, Trusted: true}
+	rec := camera.Config{ID: c.ID, ConnectionType: camera.RTSP, SealedURL: sealed, Transport: c.Transport, Sound: c.Sound, Trusted: c.Trusted}
 	for _, sc := range a.cfg.Cameras {
 		if sc.ID == c.ID {
 			rec.HistoryDays = sc.HistoryDays
@@ -87,7 +87,8 @@ func (a *App) staticRecord(c ingest.Camera) (camera.Config, error) {
 }
 
 // registerStatic writes a camera of the operator's configuration into the
-// registry, unless the same record is there already.
+// registry, unless the same record is there already (sealed under the
+// current secret).
 func (a *App) registerStatic(ctx context.Context, c ingest.Camera) error {
 	rec, err := a.staticRecord(c)
 	if err != nil {
@@ -99,7 +100,7 @@ func (a *App) registerStatic(ctx context.Context, c ingest.Camera) error {
 	if e, err := kv.Get(ctx, c.ID); err == nil {
 		var old camera.Config
 		if json.Unmarshal(e.Value(), &old) == nil {
-			if url, err := camera.Open(a.secret, old.SealedURL); err == nil && url == c.URL {
+			if url, err := camera.Open(a.keys, old.SealedURL); err == nil && url == c.URL && !camera.Stale(a.keys, old.SealedURL) {
 				old.SealedURL = rec.SealedURL
 				if old == rec {
 					return nil
@@ -127,7 +128,7 @@ func (a *App) resolveCamera(c camera.Config) (ingest.Camera, error) {
 	}
 	switch c.ConnectionType {
 	case camera.RTSP, camera.RTMP:
-		url, err := camera.Open(a.secret, c.SealedURL)
+		url, err := camera.Open(a.keys, c.SealedURL)
 		if err != nil {
 			return spec, ingest.Permanent(ingest.ReasonBadURL, fmt.Errorf("camera %s: source url: %w", c.ID, err))
 		}
@@ -163,11 +164,12 @@ func (e natsEnds) PutEnd(ctx context.Context, id string, end time.Time) error {
 // LiveURL returns the signed live playlist URL of camera on this node,
 // valid until exp.
 func (a *App) LiveURL(camera string, exp time.Time) string {
-	return live.URL(a.URL(), a.secret, camera, exp)
+	return live.URL(a.URL(), a.keys, camera, exp)
 }
 
-// RecordCamera records a camera of the operator's on this node, outside the
-// cluster (a node without Mode.Cluster, the bench).
+// RecordCamera records c on this node, outside the cluster (a node without
+// Mode.Cluster, the bench, tests); c.Trusted says whether it may reach
+// private addresses.
 func (a *App) RecordCamera(c ingest.Camera) error {
 	rec, err := a.staticRecord(c)
 	if err != nil {

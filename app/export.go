@@ -1,11 +1,9 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
-	"image/jpeg"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,7 +11,7 @@ import (
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/storage"
-	"github.com/vigia/vigia/thumbs/decoder"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 // exportThumbWidth is the width of a downloadable video's thumbnail.
@@ -25,8 +23,8 @@ func (a *App) startExport(ctx context.Context) error {
 		return nil
 	}
 	var thumb func(context.Context, *export.Keyframe) ([]byte, error)
-	if decoder.Available() {
-		thumb = keyframeJPEG
+	if a.decoders.Available() {
+		thumb = a.keyframeJPEG
 	}
 	s, err := export.Start(ctx, export.ServiceConfig{
 		Bus:           a.bus,
@@ -61,36 +59,23 @@ func (a *App) closeExport() {
 	}
 }
 
-// keyframeJPEG decodes a clip's first keyframe (with its parameter sets)
-// and encodes it as the video's thumbnail.
-func keyframeJPEG(_ context.Context, kf *export.Keyframe) ([]byte, error) {
-	d, err := decoder.New(kf.Codec, decoder.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
+// keyframeJPEG has a clip's first keyframe (with its parameter sets)
+// decoded by a decoder process and encoded as the video's thumbnail.
+func (a *App) keyframeJPEG(ctx context.Context, kf *export.Keyframe) ([]byte, error) {
 	var nalus [][]byte
 	for _, ps := range [][]byte{kf.VPS, kf.SPS, kf.PPS} {
 		if len(ps) > 0 {
 			nalus = append(nalus, ps)
 		}
 	}
-	ok, err := d.DecodeStill(append(nalus, kf.NALUs...))
+	res, err := a.decoders.Decode(ctx, &decodeproc.Request{
+		Codec: kf.Codec, Still: true, Units: [][][]byte{append(nalus, kf.NALUs...)},
+		Image: decodeproc.JPEG, ImageWidth: exportThumbWidth, Quality: 80,
+	})
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, decoder.ErrNoPicture
-	}
-	img, err := d.YCbCr(exportThumbWidth)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80}); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return res.JPEG, nil
 }
 
 // OpenStore opens the configured storage backend alone (for `vigia

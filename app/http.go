@@ -4,11 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
+	"net/netip"
+	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/connlimit"
 )
 
 // serveHTTP starts the node's HTTP endpoints: /healthz, /readyz, /metrics,
@@ -32,18 +39,67 @@ func (a *App) serveHTTP() {
 	}
 	mux.HandleFunc("GET /{$}", a.indexPage)
 	mux.HandleFunc("GET /recordings/{camera}", a.recordingsJSON)
-	a.http = &http.Server{
-		Handler:           a.instrumentHTTP(mux),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          zap.NewStdLog(a.log.With(zap.String("component", "http"))),
+	hc := a.cfg.HTTP
+	a.http = httpServer(a.instrumentHTTP(mux), hc)
+	a.http.ErrorLog = zap.NewStdLog(a.log.With(zap.String("component", "http")))
+	ln := connlimit.NewListener(a.listener, hc.MaxConnections, hc.MaxConnectionsPerAddress,
+		a.rejectedConnections("http", []string{connlimit.ReasonMaxConnections, connlimit.ReasonPerAddress}))
+	if proxies := a.trustedProxies(); len(proxies) > 0 {
+		ln.Exempt = func(addr net.Addr) bool {
+			ap, err := netip.ParseAddrPort(addr.String())
+			return err == nil && slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(ap.Addr().Unmap()) })
+		}
 	}
 	a.httpDone = make(chan struct{})
 	go func() {
 		defer close(a.httpDone)
-		if err := a.http.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", zap.Error(err))
 		}
 	}()
+}
+
+// httpServer returns the node's HTTP server for h with the time and size
+// limits of hc. ReadTimeout bounds headers and body together; net/http
+// lifts it once the body has been read, so it never cuts a long response
+// (video downloads, live video) nor cancels its request's context.
+func httpServer(h http.Handler, hc config.HTTPConfig) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: time.Duration(hc.ReadHeaderTimeout),
+		ReadTimeout:       time.Duration(hc.ReadTimeout),
+		IdleTimeout:       time.Duration(hc.IdleTimeout),
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+}
+
+// maxHeaderBytes bounds a request's headers (net/http's default is 1 MiB).
+// Vigia's requests carry at most a token and a signed query string (under
+// 2 KiB); 64 KiB leaves room for proxies' headers while a slow client
+// holding http.max_connections_per_address connections for the header
+// timeout pins 16 MiB, not 256.
+const maxHeaderBytes = 64 << 10
+
+// rejectedConnections returns the function a listener calls when it closes
+// a connection for a limit: it counts it in
+// vigia_rejected_connections_total{listener, reason}, every reason of the
+// listener exported from 0.
+func (a *App) rejectedConnections(listener string, reasons []string) func(reason string) {
+	cv := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vigia_rejected_connections_total",
+		Help: "Connections closed by a listener's limits before being served, by listener and reason.",
+	}, []string{"listener", "reason"})
+	if err := a.reg.Register(cv); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			panic(err)
+		}
+		cv = are.ExistingCollector.(*prometheus.CounterVec)
+	}
+	for _, r := range reasons {
+		cv.WithLabelValues(listener, r)
+	}
+	return func(reason string) { cv.WithLabelValues(listener, reason).Inc() }
 }
 
 // readiness is the body of /readyz.
@@ -53,8 +109,8 @@ type readiness struct {
 	NATS    string   `json:"nats"`
 	Errors  []string `json:"errors,omitempty"`
 	// Thumbnails is "available", or says why thumbnails, snapshots and
-	// motion detection are not (a build without cgo); empty without a
-	// recorder.
+	// motion detection are not (a build without cgo, no decoder process);
+	// empty without a recorder.
 	Thumbnails string `json:"thumbnails,omitempty"`
 }
 
@@ -63,10 +119,7 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res := readiness{Ready: true, Storage: a.store.Describe(), NATS: a.bus.Describe()}
 	if a.thumbs != nil {
-		res.Thumbnails = "available"
-		if !a.thumbs.svc.Available() {
-			res.Thumbnails = "unavailable: built without cgo"
-		}
+		res.Thumbnails = a.thumbnailsStatus()
 	}
 	if err := a.store.Ping(ctx); err != nil {
 		res.Ready = false

@@ -41,6 +41,7 @@ func (a *App) startMotion() recorder.ConsumerFactory {
 	svc := motion.NewService(motion.Config{
 		Settings: func(string) motion.Settings { return settings },
 		Publish:  a.publishMotion,
+		Decoder:  a.decoders,
 		Log:      a.log.With(zap.String("component", "motion")),
 	})
 	a.motion = svc
@@ -101,7 +102,7 @@ func (a *App) registerMotionMetrics(svc *motion.Service) {
 			func(s motion.Stats) float64 { return float64(s.Decoded) }),
 		counter("vigia_motion_unreadable_total", "Looks and keyframe checks given up because a frame could not be read back from the spool file (its segment had ended).",
 			func(s motion.Stats) float64 { return float64(s.Unreadable) }),
-		counter("vigia_motion_cpu_seconds_total", "CPU time spent by the motion detectors.",
+		counter("vigia_motion_cpu_seconds_total", "CPU time the decoder processes spent on the motion detectors' requests.",
 			func(s motion.Stats) float64 { return s.CPU.Seconds() }),
 	)
 }

@@ -42,7 +42,7 @@ func (a *App) pushOrP2PURL(c camera.Config) (u string, ok bool, err error) {
 	case c.ConnectionType == camera.RTMP && c.SealedURL == "":
 		return "rtmp-push:", true, nil
 	case c.ConnectionType == camera.P2P:
-		pass, err := camera.Open(a.secret, c.P2PSealedPassword)
+		pass, err := camera.Open(a.keys, c.P2PSealedPassword)
 		if err != nil {
 			return "", true, fmt.Errorf("camera %s: p2p password: %w", c.ID, err)
 		}

@@ -6,11 +6,13 @@ import (
 	_ "embed"
 	"encoding/json"
 	"html/template"
-	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
+	"github.com/vigia/vigia/api"
+	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/storage"
 )
@@ -28,16 +30,13 @@ type pageCamera struct {
 	LiveURL string
 }
 
-// pageAllowed says whether r may see the node's recordings page: always on
-// a `serve` node listening on loopback only (the one-machine development
-// mode), else with an operator token in the query (`token`).
+// pageAllowed says whether r may see the node's recordings page: with an
+// operator token in the query (`token`), or without one on a `serve` node
+// (the one-machine development mode) when the client is on this machine
+// (localClient). The address the node listens on plays no part.
 func (a *App) pageAllowed(r *http.Request) bool {
-	if a.mode.Name == "serve" {
-		if host, _, err := net.SplitHostPort(a.listener.Addr().String()); err == nil {
-			if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-				return true
-			}
-		}
+	if a.mode.Name == "serve" && a.localClient(r) {
+		return true
 	}
 	t := r.URL.Query().Get("token")
 	if t == "" {
@@ -49,6 +48,21 @@ func (a *App) pageAllowed(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// localClient reports whether r comes from a client on this machine: its
+// client address (api.ClientAddr through http.trusted_proxies) is a
+// loopback one, and no proxy outside http.trusted_proxies forwarded it (a
+// reverse proxy on this machine would make every client look local).
+func (a *App) localClient(r *http.Request) bool {
+	trusted := a.trustedProxies()
+	return api.ClientAddr(r, trusted).IsLoopback() && !api.ForwardedUntrusted(r, trusted)
+}
+
+// trustedProxies returns http.trusted_proxies (Validate has checked it).
+func (a *App) trustedProxies() []netip.Prefix {
+	p, _ := config.ParsePrefixList(a.cfg.HTTP.TrustedProxies)
+	return p
 }
 
 // indexPage lists the node's cameras with their status, plays their live
@@ -71,7 +85,7 @@ func (a *App) indexPage(w http.ResponseWriter, r *http.Request) {
 				pc.Size = strconv.Itoa(st.Width) + "x" + strconv.Itoa(st.Height)
 			}
 			if a.live != nil {
-				pc.LiveURL = live.URL(a.URL(), a.secret, id, exp)
+				pc.LiveURL = live.URL(a.URL(), a.keys, id, exp)
 			}
 			cams = append(cams, pc)
 		}

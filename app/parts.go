@@ -18,7 +18,7 @@ func (a *App) openStorage(ctx context.Context) error {
 	cfg := a.cfg.Storage
 	switch cfg.Backend {
 	case "fs":
-		st, err := fs.New(cfg.Path, fs.Options{BaseURL: strings.TrimRight(a.URL(), "/") + "/media", Secret: a.secret})
+		st, err := fs.New(cfg.Path, fs.Options{BaseURL: strings.TrimRight(a.URL(), "/") + "/media", Keys: a.keys, Secret: a.secret})
 		if err != nil {
 			return fmt.Errorf("storage: %w", err)
 		}

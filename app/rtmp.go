@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/rtmp"
+	"github.com/vigia/vigia/ingest/rtmp/wire"
 	"github.com/vigia/vigia/ingest/rtsp"
 )
 
@@ -29,13 +30,23 @@ func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
 	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "vigia_rtmp_errors_total", Help: "RTMP push connections closed for bad input, by reason."}, []string{"reason"})
 	a.reg.MustRegister(conns, refused, errs)
+	rc := a.cfg.RTMP
 	a.rtmp = rtmp.NewServer(rtmp.ServerConfig{
-		Addr:          a.cfg.RTMP.Addr,
-		Secret:        a.secret,
-		ReadTimeout:   time.Duration(a.cfg.Ingest.ReadTimeout),
+		Addr:                 rc.Addr,
+		Keys:                 a.keys,
+		ReadTimeout:          time.Duration(a.cfg.Ingest.ReadTimeout),
+		AuthTimeout:          time.Duration(rc.AuthTimeout),
+		MaxConns:             rc.MaxConnections,
+		MaxPendingPerAddress: rc.MaxPendingPerAddress,
+		PreAuth: wire.Limits{
+			MaxMessageSize: int(rc.PreAuthMaxMessage),
+			MaxBuffered:    2 * int(rc.PreAuthMaxMessage),
+		},
+		PreAuthBudget: int64(rc.PreAuthBudget),
 		OnConnection:  conns.Inc,
 		OnRefused:     func(r string) { refused.WithLabelValues(r).Inc() },
 		OnError:       func(r string) { errs.WithLabelValues(r).Inc() },
+		OnRejected:    a.rejectedConnections("rtmp", rtmp.RejectedReasons),
 		OnDecodeError: decodeErr,
 		Claim:         a.claimPush,
 		Log:           rtmpLog,

@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/sign"
 )
 
 // loadSecret returns the configured secret, or the one kept under dataDir,
@@ -41,4 +44,23 @@ func loadSecret(configured, dataDir string) ([]byte, error) {
 		return nil, fmt.Errorf("write secret: %w", err)
 	}
 	return []byte(s), nil
+}
+
+// loadKeys returns the current secret (loadSecret) and the keys derived
+// from it, with the previous secret of a rotation when one is configured.
+func loadKeys(sec config.SecurityConfig, dataDir string) ([]byte, *sign.Keys, error) {
+	secret, err := loadSecret(sec.Secret, dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, err := sign.New(secret)
+	if err != nil {
+		return nil, nil, fmt.Errorf("security.secret: %w", err)
+	}
+	if sec.PreviousSecret != "" {
+		if keys, err = keys.WithPrevious([]byte(sec.PreviousSecret), sec.PreviousUntil.Time()); err != nil {
+			return nil, nil, fmt.Errorf("security.previous_secret: %w", err)
+		}
+	}
+	return secret, keys, nil
 }

@@ -15,12 +15,37 @@ import (
 	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/thumbs"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 // thumbsPart is the node's thumbnail and snapshot service.
 type thumbsPart struct {
 	svc      *thumbs.Service
 	stopSnap func()
+}
+
+// startDecoders makes the pool of decoder processes through which
+// thumbnails, snapshots, motion detection and export thumbnails decode
+// (docs/thumbnails.md, "Decoder processes"). No process starts before the
+// first request, so a node that decodes nothing runs none.
+func (a *App) startDecoders() {
+	a.decoders = decodeproc.New(decodeproc.Config{
+		Command: a.mode.DecoderCommand,
+		Log:     a.log.With(zap.String("component", "decoder")),
+	})
+	a.registerDecoderMetrics()
+}
+
+// Decoders returns the pool of decoder processes.
+func (a *App) Decoders() *decodeproc.Pool { return a.decoders }
+
+// thumbnailsStatus is the "thumbnails" field of /readyz: "available", or
+// why not.
+func (a *App) thumbnailsStatus() string {
+	if a.thumbs.svc.Available() {
+		return "available"
+	}
+	return "unavailable: " + thumbs.UnavailableReason(a.decoders)
 }
 
 // startImaging starts thumbnails, snapshots and motion detection and
@@ -58,6 +83,7 @@ func (a *App) startThumbs() recorder.ConsumerFactory {
 		Workers:  cfg.Workers,
 		Queue:    cfg.Queue,
 		Store:    a.storeImage,
+		Decoder:  a.decoders,
 		Log:      log,
 	})
 	a.thumbs = &thumbsPart{svc: svc}
@@ -126,7 +152,7 @@ func (a *App) answerSnapshot(camera string) ([]byte, bool) {
 // (any node can do it), under snap/{camera}/{unixMs}.jpg with the frame's
 // time, and returns the key and that time.
 func (a *App) SnapshotAt(ctx context.Context, camera string, t time.Time) (key string, frame time.Time, err error) {
-	img, ft, err := thumbs.SnapshotAt(ctx, thumbs.Recordings{Find: a.findSegment, Read: a.readObject}, camera, t, 0, 90)
+	img, ft, err := thumbs.SnapshotAt(ctx, a.decoders, thumbs.Recordings{Find: a.findSegment, Read: a.readObject}, camera, t, 0, 90)
 	if err != nil {
 		return "", time.Time{}, err
 	}
@@ -205,16 +231,41 @@ func (a *App) registerThumbMetrics(svc *thumbs.Service) {
 			func(s thumbs.Stats) float64 { return float64(s.StoreErrors) }),
 		counter("vigia_thumbnail_unreadable_keyframes_total", "Keyframes a snapshot could not read back from the spool file because their segment had ended.",
 			func(s thumbs.Stats) float64 { return float64(s.Unreadable) }),
-		counter("vigia_thumbnail_cpu_seconds_total", "CPU time spent decoding, scaling and encoding images.",
+		counter("vigia_thumbnail_cpu_seconds_total", "CPU time the decoder processes spent decoding, scaling and encoding the images made.",
 			func(s thumbs.Stats) float64 { return s.CPU.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_thumbnail_queue_length", Help: "Thumbnails waiting for a worker."},
 			func() float64 { return float64(svc.Stats().Queued) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_thumbnail_available", Help: "1 when this build can decode video (cgo), 0 otherwise."},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_thumbnail_available", Help: "1 when this node can decode video (cgo, decoder processes), 0 otherwise."},
 			func() float64 {
 				if svc.Available() {
 					return 1
 				}
 				return 0
 			}),
+	)
+}
+
+func (a *App) registerDecoderMetrics() {
+	pool := a.decoders
+	restarts := func(reason string) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vigia_decoder_restarts_total", Help: "Decoder processes killed and replaced, by reason (crash, memory, timeout, protocol, canceled, exited).",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 { return float64(pool.Stats().Restarts[reason]) })
+	}
+	for _, r := range decodeproc.Reasons {
+		a.reg.MustRegister(restarts(r))
+	}
+	a.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vigia_decoder_requests_total", Help: "Requests a decoder process answered (pictures and errors it reported)."},
+			func() float64 { return float64(pool.Stats().Requests) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vigia_decoder_start_failures_total", Help: "Decoder processes that did not start."},
+			func() float64 { return float64(pool.Stats().StartFailures) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vigia_decoder_cpu_seconds_total", Help: "CPU time of the decoder processes, exited ones included."},
+			func() float64 { return pool.Stats().CPU.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_decoder_processes", Help: "Decoder processes running."},
+			func() float64 { return float64(pool.Stats().Processes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_decoder_resident_bytes", Help: "Resident set of the decoder processes together."},
+			func() float64 { return float64(pool.ResidentBytes()) }),
 	)
 }

@@ -36,8 +36,13 @@ func thumbsApp(t *testing.T) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &App{cfg: config.Default(), log: zap.NewNop(), reg: metrics.NewRegistry(), store: st}
-	t.Cleanup(a.closeImaging)
+	a := &App{cfg: config.Default(), log: zap.NewNop(), reg: metrics.NewRegistry(), store: st,
+		mode: Mode{DecoderCommand: testDecoderCommand(t)}}
+	a.startDecoders()
+	t.Cleanup(func() {
+		a.closeImaging()
+		a.decoders.Close()
+	})
 	return a
 }
 
@@ -194,7 +199,7 @@ func recorderApp(t *testing.T) (*App, string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := New(ctx, c, Mode{Name: "test", Recorder: true}, zap.NewNop())
+	a, err := New(ctx, c, Mode{Name: "test", Recorder: true, DecoderCommand: testDecoderCommand(t)}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 // ImagingStats are the thumbnail and motion detection work of the
 // measured window, from the recorder's counters (docs/metrics.md): the
-// CPU time their workers measured on their own threads.
+// CPU time the decoder processes spent on their requests.
 type ImagingStats struct {
 	// ThumbCPUPercentPerCamera is thumbnail and snapshot CPU, in % of one
 	// core per camera.
@@ -95,7 +95,7 @@ func (s *ImagingStats) text() [][2]string {
 		return [][2]string{{"thumbs + motion", "not measured: " + s.Err}}
 	}
 	return [][2]string{
-		{"thumbs + motion CPU", fmt.Sprintf("%.4f %% of one core per camera (thumbnails %.4f %%, motion %.4f %%; target < %.0f %%)%s",
+		{"thumbs + motion CPU", fmt.Sprintf("%.4f %% of one core per camera in the decoder processes (thumbnails %.4f %%, motion %.4f %%; target < %.0f %%)%s",
 			s.TotalCPUPercentPerCamera, s.ThumbCPUPercentPerCamera, s.MotionCPUPercentPerCamera,
 			TargetImagingCPUPercent, verdict(s.TotalCPUPercentPerCamera < TargetImagingCPUPercent))},
 		{"thumbs + motion work", fmt.Sprintf("%.0f thumbnails (%.0f dropped); motion: %.0f triggers, %.0f frames decoded, %.0f events",

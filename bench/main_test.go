@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 // Environment of the helper process that serves the synthetic cameras in
@@ -31,6 +32,11 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// The recorder's decoder processes (Options.DecoderCommand defaults to
+	// this executable's decode subcommand).
+	if len(os.Args) > 1 && os.Args[1] == decodeproc.Subcommand {
+		os.Exit(decodeproc.Main(os.Args[2:]))
+	}
 	if os.Getenv(envSynthChild) == "1" {
 		os.Exit(serveSynthChild())
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 // Options configure a benchmark run. Start from Defaults.
@@ -127,6 +129,12 @@ type Options struct {
 	// The audio is "none" or an AudioCodec.
 	SynthCommand func(ctx context.Context, cameras int, codec, audio string) (*exec.Cmd, error)
 
+	// DecoderCommand starts the recorder's decoder processes (thumbnails,
+	// snapshots, motion detection).
+	// It defaults to decodeproc.SelfCommand(): this executable's `decode`
+	// subcommand.
+	DecoderCommand []string
+
 	// Progress, optional, receives one line per phase of the run.
 	Progress io.Writer
 
@@ -182,6 +190,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SynthCommand == nil {
 		o.SynthCommand = SelfSynthCommand
+	}
+	if o.DecoderCommand == nil {
+		o.DecoderCommand, _ = decodeproc.SelfCommand() // none: the report says imaging is unavailable
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard

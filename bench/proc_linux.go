@@ -92,8 +92,16 @@ func procRSS(pid int) (int64, error) {
 
 // procRSSParts returns the anonymous and file-backed parts of the calling
 // process's resident set.
-func procRSSParts() (anon, file int64, err error) {
-	b, err := os.ReadFile("/proc/self/status")
+func procRSSParts() (anon, file int64, err error) { return pidRSSParts(0) }
+
+// pidRSSParts returns the anonymous and file-backed parts of process
+// pid's resident set (0: this process).
+func pidRSSParts(pid int) (anon, file int64, err error) {
+	path := "/proc/self/status"
+	if pid != 0 {
+		path = fmt.Sprintf("/proc/%d/status", pid)
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("rss: %w", err)
 	}

@@ -17,4 +17,6 @@ func procRSS(int) (int64, error) { return 0, ErrUnsupported }
 
 func procRSSParts() (int64, int64, error) { return 0, 0, ErrUnsupported }
 
+func pidRSSParts(int) (int64, int64, error) { return 0, 0, ErrUnsupported }
+
 func machineCPU() (time.Duration, error) { return 0, ErrUnsupported }

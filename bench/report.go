@@ -56,6 +56,11 @@ type Report struct {
 	// cameras' audio is not transcoded.
 	AudioTranscode *AudioStats `json:"audio_transcode,omitempty"`
 
+	// Decoders are the recorder's decoder processes (`vigia decode`:
+	// thumbnails, snapshots, motion), reported apart from Vigia; nil when
+	// none ran.
+	Decoders *DecoderStats `json:"decoders,omitempty"`
+
 	// FFmpeg is the comparison sample, nil when disabled.
 	FFmpeg *FFmpegStats `json:"ffmpeg,omitempty"`
 
@@ -87,9 +92,10 @@ type Usage struct {
 	// CPUPercentPerCamera is CPUPercent divided by the cameras served.
 	CPUPercentPerCamera float64 `json:"cpu_percent_per_camera"`
 
-	// RecordingCPUPercentPerCamera is, for the recorder, CPUPercentPerCamera
-	// less the thumbnail and motion work its workers measure: what recording
-	// alone costs, the figure to set beside other recorders.
+	// RecordingCPUPercentPerCamera is, for the recorder, what recording
+	// costs, the figure to set beside other recorders: the recorder's own
+	// CPU, since thumbnails and motion decode in the decoder processes
+	// (Report.Decoders).
 	RecordingCPUPercentPerCamera float64 `json:"recording_cpu_percent_per_camera,omitempty"`
 
 	// RSSBeforeMiB is the resident set before the cameras were added (only
@@ -195,13 +201,44 @@ type FFmpegStats struct {
 	Errors []string `json:"errors,omitempty"`
 }
 
+// DecoderStats are the recorder's decoder processes over the window.
+type DecoderStats struct {
+	// Processes running at the end of the window.
+	Processes int `json:"processes"`
+
+	// Restarts counts the processes killed and replaced since the start.
+	Restarts uint64 `json:"restarts"`
+
+	// Usage is their CPU over the window (per camera: divided by the
+	// cameras), their resident set at the end, and, as RSSPerCameraMiB,
+	// their mean anonymous memory over the window divided by the cameras:
+	// it does not grow with the cameras, but is set beside the recorder's
+	// figures, where the decoding was before.
+	Usage Usage `json:"usage"`
+
+	// AnonMiB and FileMiB split their resident set at the end: anonymous
+	// memory (the Go runtime, libavcodec's pictures) and mapped files (the
+	// vigia binary and FFmpeg's libraries, whose pages the recorder maps
+	// too).
+	AnonMiB float64 `json:"anon_mib"`
+	FileMiB float64 `json:"file_mib"`
+
+	// MeanAnonMiB and PeakAnonMiB are their anonymous memory sampled every
+	// second of the window (0 while none runs), PeakRSSMiB their resident
+	// set's peak: they start with a burst of thumbnails and stop when idle.
+	MeanAnonMiB float64 `json:"mean_anon_mib"`
+	PeakAnonMiB float64 `json:"peak_anon_mib"`
+	PeakRSSMiB  float64 `json:"peak_rss_mib"`
+}
+
 // MachineCPU is the busy time of all the machine's CPUs over the window.
 type MachineCPU struct {
 	// CPUPercent is in % of one core (200 % is two cores busy).
 	CPUPercent float64 `json:"cpu_percent"`
 
-	// OtherCPUPercent is what is neither the recorder nor the run's
-	// processes (synthetic cameras, MinIO, FFmpeg): kernel threads, such as
+	// OtherCPUPercent is what is neither the recorder, its decoder
+	// processes nor the run's processes (synthetic cameras, MinIO,
+	// FFmpeg): kernel threads, such as
 	// the writeback and journal work of the recorder's writes, and any
 	// other process on the machine.
 	OtherCPUPercent float64 `json:"other_cpu_percent"`

@@ -44,9 +44,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "\t")
 
 	v := r.Vigia
-	p("vigia CPU", "%.1f %% of one core, %.3f %% per camera: recording %.3f %% (target ≤ %.1f %%)%s, thumbnails and motion %.3f %%",
-		v.CPUPercent, v.CPUPercentPerCamera, v.RecordingCPUPercentPerCamera, TargetCPUPercent,
-		verdict(v.RecordingCPUPercentPerCamera <= TargetCPUPercent), v.CPUPercentPerCamera-v.RecordingCPUPercentPerCamera)
+	p("vigia CPU", "%.1f %% of one core, %.3f %% per camera: recording (target ≤ %.1f %%)%s; decoding runs in the decoder processes",
+		v.CPUPercent, v.CPUPercentPerCamera, TargetCPUPercent, verdict(v.RecordingCPUPercentPerCamera <= TargetCPUPercent))
 	p("vigia RSS", "%.1f MiB before cameras, %.1f MiB at end, %.2f MiB per camera (target ≤ %.1f MiB)%s; Go heap %.1f MiB",
 		v.RSSBeforeMiB, v.RSSEndMiB, v.RSSPerCameraMiB, TargetRSSMiB, verdict(v.RSSPerCameraMiB <= TargetRSSMiB), v.GoHeapMiB)
 	if m := v.Memory; m != nil {
@@ -56,6 +55,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			p("vigia RSS growth", "per camera: anonymous %.2f MiB, files %.2f MiB (code and libraries paged in once: not per camera)",
 				(m.AnonMiB-m.AnonBeforeMiB)/float64(r.Cameras), (m.FileMiB-m.FileBeforeMiB)/float64(r.Cameras))
 		}
+	}
+	if d := r.Decoders; d != nil {
+		p("decoder processes", "%d running at the end, %d restarts: %.1f %% of one core, %.3f %% per camera; anonymous memory %.1f MiB mean, %.1f MiB peak (%.3f MiB per camera); RSS %.1f MiB peak, %.1f MiB at the end (anonymous %.1f, files %.1f)",
+			d.Processes, d.Restarts, d.Usage.CPUPercent, d.Usage.CPUPercentPerCamera, d.MeanAnonMiB, d.PeakAnonMiB,
+			d.Usage.RSSPerCameraMiB, d.PeakRSSMiB, d.Usage.RSSEndMiB, d.AnonMiB, d.FileMiB)
+		p("vigia + decoders", "%.3f %% of one core per camera, %.2f MiB per camera (the recorder's RSS growth and the decoders' mean anonymous memory: their file pages are the binary and libraries the recorder maps too)",
+			v.CPUPercentPerCamera+d.Usage.CPUPercentPerCamera, v.RSSPerCameraMiB+d.Usage.RSSPerCameraMiB)
 	}
 	s := r.Segments
 	p("segments", "%d stored (%d full, %d short), %.1f MiB", s.Stored, s.StoredFull, s.StoredShort, mib(s.Bytes))

@@ -47,6 +47,7 @@ type window struct {
 	minio   time.Duration
 	nats    time.Duration
 	ffmpeg  []time.Duration // -1 when not readable
+	decoder time.Duration   // the recorder's decoder processes, exited ones included
 }
 
 // Run performs one benchmark run: it starts the synthetic cameras, the
@@ -144,6 +145,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	decoders := r.sampleDecoders(decoderSampleEvery)
 	soakDone := make(chan []Sample, 1)
 	go func() {
 		sp := sampling{every: o.SampleEvery}
@@ -156,6 +158,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		})
 	}()
 	err = r.wait(ctx, o.Duration)
+	decoders.stop()
 	w1 := r.sample()
 	im1, im1Err := r.imagingCounters(ctx)
 	au1, au1Err := r.audioCounters(ctx)
@@ -194,16 +197,18 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		rep.NATS = &u
 	}
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
+	rep.Decoders = r.decoderStats(w0, w1, decoders)
 	rep.MachineCPU = machineStats(w0, w1, rep)
 	rep.Imaging = imagingStats(im0, im1, im0Err, im1Err, rep.WindowS, o.Cameras)
 	if o.Audio {
 		rep.AudioCodec = o.AudioCodec
 		rep.AudioTranscode = audioStats(o.AudioCodec, au0, au1, au0Err, au1Err, rep.WindowS)
 	}
+	// Decoding, scaling and encoding run in the decoder processes, not in
+	// this one: what is left here is recording, with the little imaging
+	// work of the recorder's side (keyframes read back and sent, motion's
+	// comparison of 160-pixel luma pictures).
 	rep.Vigia.RecordingCPUPercentPerCamera = rep.Vigia.CPUPercentPerCamera
-	if rep.Imaging != nil && rep.Imaging.Err == "" {
-		rep.Vigia.RecordingCPUPercentPerCamera -= rep.Imaging.TotalCPUPercentPerCamera
-	}
 	rep.Live = r.measureLive(ctx, cameras[0])
 	if samples := <-soakDone; len(samples) > 0 {
 		rep.Soak = soakReport(samples)
@@ -276,7 +281,7 @@ func (r *run) startRecorder(ctx context.Context) error {
 			}
 		}
 	}
-	a, err := app.New(ctx, cfg, app.Mode{Name: "bench", Recorder: true, OnSegmentStored: onStored}, r.o.Log)
+	a, err := app.New(ctx, cfg, app.Mode{Name: "bench", Recorder: true, OnSegmentStored: onStored, DecoderCommand: r.o.DecoderCommand}, r.o.Log)
 	if err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
@@ -314,6 +319,7 @@ func (r *run) sample() window {
 	if r.nats != nil {
 		w.nats, _ = procCPU(r.nats.pid())
 	}
+	w.decoder = r.app.Decoders().Stats().CPU
 	for _, f := range r.ffmpeg {
 		c, err := procCPU(f.pid())
 		if err != nil || f.exited() {
@@ -546,6 +552,9 @@ func machineStats(w0, w1 window, rep *Report) *MachineCPU {
 	}
 	if rep.FFmpeg != nil {
 		other -= rep.FFmpeg.Usage.CPUPercent
+	}
+	if rep.Decoders != nil {
+		other -= rep.Decoders.Usage.CPUPercent
 	}
 	m.OtherCPUPercent = max(other, 0)
 	return m

@@ -197,6 +197,12 @@ func checkCommon(t *testing.T, rep *Report, o Options) {
 	if rep.Synth.CPUSeconds <= 0 || rep.Synth.RSSEndMiB <= 0 {
 		t.Errorf("synth usage not measured: %+v", rep.Synth)
 	}
+	// The first keyframes' thumbnails, in the warm-up, started the
+	// recorder's decoder processes.
+	if d := rep.Decoders; d == nil || d.Processes == 0 || d.Usage.RSSEndMiB <= 0 || d.AnonMiB <= 0 || d.FileMiB <= 0 ||
+		d.MeanAnonMiB <= 0 || d.PeakAnonMiB < d.MeanAnonMiB || d.PeakRSSMiB <= 0 {
+		t.Errorf("decoder processes not measured: %+v", d)
+	}
 	s := rep.Segments
 	if s.StoredFull == 0 || s.StoredShort == 0 || s.Stored != s.StoredFull+s.StoredShort || s.Bytes == 0 {
 		t.Errorf("segments: %+v; want full ones and the short ones of shutdown", s)

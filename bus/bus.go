@@ -96,7 +96,7 @@ func (b *Bus) startServer() error {
 		}
 		b.storeDir, b.tmpDir = dir, true
 	}
-	srv, err := startEmbedded(b.opts.Listen, b.storeDir, b.opts.Token, b.log.Named("nats-server"))
+	srv, err := startEmbedded(b.opts.Listen, b.storeDir, b.opts.Token, b.opts.MaxConns, b.log.Named("nats-server"))
 	if err != nil {
 		b.removeTmp()
 		return err

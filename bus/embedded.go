@@ -13,8 +13,11 @@ const embeddedReadyTimeout = 10 * time.Second
 
 // startEmbedded starts a nats-server with JetStream on listen (host:port, port
 // 0 = free port) storing in storeDir, and waits until it accepts clients. A
-// non-empty token is required from clients.
-func startEmbedded(listen, storeDir, token string, log *zap.Logger) (*server.Server, error) {
+// non-empty token is required from clients; at most maxConns are served.
+// nats-server's other bounds stay at its defaults: 1 MiB messages, 4 KiB
+// protocol lines, 2 s to authenticate, 64 MiB pending per client before
+// it is cut as a slow consumer, 10 s write deadline.
+func startEmbedded(listen, storeDir, token string, maxConns int, log *zap.Logger) (*server.Server, error) {
 	host, port, err := splitListen(listen)
 	if err != nil {
 		return nil, err
@@ -26,6 +29,7 @@ func startEmbedded(listen, storeDir, token string, log *zap.Logger) (*server.Ser
 		JetStream:     true,
 		StoreDir:      storeDir,
 		Authorization: token,
+		MaxConn:       maxConns,
 		NoSigs:        true,
 	}
 	srv, err := server.NewServer(sopts)

@@ -3,6 +3,7 @@ package bus
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"time"
 )
@@ -19,6 +20,11 @@ const (
 	DefaultConnectTimeout = 5 * time.Second
 	// DefaultReconnectBufSize is the bytes of core publishes kept while reconnecting.
 	DefaultReconnectBufSize = 8 << 20
+	// DefaultMaxConns is the embedded server's client cap: a cluster's
+	// nodes and tools use a few connections each, and nats-server's own
+	// default (65536) would let clients take every file descriptor the
+	// process has for cameras and the spool.
+	DefaultMaxConns = 1024
 )
 
 // Options configure Open.
@@ -34,6 +40,10 @@ type Options struct {
 	// Listen is the embedded server's client address, host:port; port 0 picks
 	// a free port. Ignored when URL is set. It defaults to 127.0.0.1:4222.
 	Listen string
+
+	// MaxConns caps the embedded server's clients; past it new connections
+	// are refused. Ignored when URL is set. It defaults to 1024.
+	MaxConns int
 
 	// StoreDir is the embedded server's JetStream directory. Empty uses a new
 	// temporary directory removed by Close. Ignored when URL is set.
@@ -71,6 +81,9 @@ func (o Options) withDefaults() Options {
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
 	return o
 }
 
@@ -91,10 +104,26 @@ func (o Options) validate() error {
 	if o.Replicas != 1 {
 		return fmt.Errorf("%w: replicas must be 1 with the embedded server, got %d", ErrInvalidOptions, o.Replicas)
 	}
-	if _, _, err := splitListen(o.Listen); err != nil {
+	host, _, err := splitListen(o.Listen)
+	if err != nil {
 		return err
 	}
+	if o.Token == "" && !loopback(host) {
+		return fmt.Errorf("%w: the embedded server would listen on %s, beyond loopback, without a token: set nats.token (every client must then present it) or listen on 127.0.0.1",
+			ErrInvalidOptions, o.Listen)
+	}
 	return nil
+}
+
+// loopback reports whether a listen host only takes connections from this
+// machine: localhost or a loopback address (not empty, 0.0.0.0 or ::,
+// which listen on every interface).
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // splitListen parses host:port for the embedded server; port 0 becomes -1,

@@ -35,7 +35,7 @@ func startRestartable(t *testing.T) *restartableServer {
 
 func (rs *restartableServer) start() {
 	rs.t.Helper()
-	srv, err := startEmbedded(rs.listen, rs.dir, "", zaptest.NewLogger(rs.t).Named("server"))
+	srv, err := startEmbedded(rs.listen, rs.dir, "", DefaultMaxConns, zaptest.NewLogger(rs.t).Named("server"))
 	if err != nil {
 		rs.t.Fatalf("start server: %v", err)
 	}

@@ -3,23 +3,19 @@ package camera
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
+
+	"github.com/vigia/vigia/sign"
 )
 
 // ErrSealed is returned when a sealed value cannot be opened (wrong secret
 // or tampered value).
 var ErrSealed = errors.New("sealed value cannot be opened")
 
-func aead(secret []byte) (cipher.AEAD, error) {
-	key, err := hkdf.Key(sha256.New, secret, nil, "vigia camera credentials v1", 32)
-	if err != nil {
-		return nil, err
-	}
+func aead(key []byte) (cipher.AEAD, error) {
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, err
@@ -27,12 +23,13 @@ func aead(secret []byte) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-// Seal encrypts plaintext with a key derived from the shared secret.
-func Seal(secret []byte, plaintext string) (string, error) {
-	if len(secret) == 0 {
-		return "", errors.New("seal: empty secret")
+// Seal encrypts plaintext (AES-256-GCM, random nonce) with the camera
+// credentials key of k's current secret.
+func Seal(k *sign.Keys, plaintext string) (string, error) {
+	if k == nil {
+		return "", errors.New("seal: no keys")
 	}
-	g, err := aead(secret)
+	g, err := aead(k.Key(sign.CameraSeal))
 	if err != nil {
 		return "", fmt.Errorf("seal: %w", err)
 	}
@@ -44,18 +41,47 @@ func Seal(secret []byte, plaintext string) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(out), nil
 }
 
-// Open decrypts a value made by Seal.
-func Open(secret []byte, sealed string) (string, error) {
+// Open decrypts a value made by Seal under k's current secret or, during
+// and after a rotation, its previous one (Stale tells which).
+func Open(k *sign.Keys, sealed string) (string, error) {
+	pt, _, err := open(k, sealed)
+	return pt, err
+}
+
+// Stale reports whether sealed opens only with k's previous secret: it
+// should be sealed again under the current one before the previous secret
+// is removed from the configuration.
+func Stale(k *sign.Keys, sealed string) bool {
+	_, stale, err := open(k, sealed)
+	return err == nil && stale
+}
+
+func open(k *sign.Keys, sealed string) (pt string, stale bool, err error) {
 	if sealed == "" {
-		return "", nil
+		return "", false, nil
+	}
+	if k == nil {
+		return "", false, errors.New("open: no keys")
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(sealed)
 	if err != nil {
-		return "", ErrSealed
+		return "", false, ErrSealed
 	}
-	g, err := aead(secret)
+	if pt, err := openWith(k.Key(sign.CameraSeal), raw); err == nil {
+		return pt, false, nil
+	}
+	if prev, ok := k.Previous(sign.CameraSeal); ok {
+		if pt, err := openWith(prev, raw); err == nil {
+			return pt, true, nil
+		}
+	}
+	return "", false, ErrSealed
+}
+
+func openWith(key, raw []byte) (string, error) {
+	g, err := aead(key)
 	if err != nil {
-		return "", fmt.Errorf("open: %w", err)
+		return "", err
 	}
 	if len(raw) < g.NonceSize()+g.Overhead() {
 		return "", ErrSealed

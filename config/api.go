@@ -2,17 +2,18 @@ package config
 
 // APIConfig is the api section: the service's HTTP interface.
 type APIConfig struct {
-	BodyLimit        Size           `yaml:"body_limit" default:"1MiB" doc:"Largest request body the HTTP interface reads; a larger one is answered 413."`
-	DigestGrace      Duration       `yaml:"digest_grace" default:"1h" doc:"How long after midnight (api.timezone) the previous day's digest, hash and player_digest stay valid."`
-	Timezone         string         `yaml:"timezone" default:"UTC" doc:"IANA time zone of the dates the HTTP interface reads and writes (created_at, start_date, event_at, events' start_at and end_at)."`
-	MaxVideoDuration Duration       `yaml:"max_video_duration" default:"1h" doc:"Longest downloadable video (end_at - start_at)."`
-	LoginAttempts    int            `yaml:"login_attempts" default:"5" doc:"Failed token requests allowed per e-mail address and per client IP within api.login_window; more are answered 429."`
-	LoginWindow      Duration       `yaml:"login_window" default:"15m" doc:"Window of api.login_attempts."`
-	RTMPURL          string         `yaml:"rtmp_url" doc:"Base of the rtmp_url handed to RTMP cameras (rtmp://host:port/app). Empty: the URL of the RTMP push server, rtmp://{rtmp.public_host or host of http.public_url}:{port rtmp.addr listens on}/live (1935 when that port is 0 and nothing listens)."`
-	HistoryDays      string         `yaml:"history_days" default:"1,3,7,15,30,60,90" doc:"Comma-separated history_days values offered by the camera creation info."`
-	Manufacturers    []Manufacturer `yaml:"manufacturers,omitempty" doc:"Camera manufacturers of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
-	CameraModels     []CameraModel  `yaml:"camera_models,omitempty" doc:"Camera models of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
-	Resolutions      []Resolution   `yaml:"resolutions,omitempty" doc:"Plan resolutions of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
+	BodyLimit            Size           `yaml:"body_limit" default:"1MiB" doc:"Largest request body the HTTP interface reads; a larger one is answered 413."`
+	DigestGrace          Duration       `yaml:"digest_grace" default:"1h" doc:"How long after midnight (api.timezone) the previous day's digest, hash and player_digest stay valid."`
+	Timezone             string         `yaml:"timezone" default:"UTC" doc:"IANA time zone of the dates the HTTP interface reads and writes (created_at, start_date, event_at, events' start_at and end_at)."`
+	MaxVideoDuration     Duration       `yaml:"max_video_duration" default:"1h" doc:"Longest downloadable video (end_at - start_at)."`
+	LoginAttempts        int            `yaml:"login_attempts" default:"5" doc:"Token requests allowed per client address within api.login_window, each counted when it starts (so parallel ones are counted before any password is checked) and given back when it succeeds; more are answered 429. The client address follows http.trusted_proxies."`
+	LoginAccountAttempts int            `yaml:"login_account_attempts" default:"20" doc:"Failed token requests allowed per e-mail address, from all client addresses together, within api.login_window; more are answered 429 for that address only."`
+	LoginWindow          Duration       `yaml:"login_window" default:"15m" doc:"Window of api.login_attempts."`
+	RTMPURL              string         `yaml:"rtmp_url" doc:"Base of the rtmp_url handed to RTMP cameras (rtmp://host:port/app). Empty: the URL of the RTMP push server, rtmp://{rtmp.public_host or host of http.public_url}:{port rtmp.addr listens on}/live (1935 when that port is 0 and nothing listens)."`
+	HistoryDays          string         `yaml:"history_days" default:"1,3,7,15,30,60,90" doc:"Comma-separated history_days values offered by the camera creation info."`
+	Manufacturers        []Manufacturer `yaml:"manufacturers,omitempty" doc:"Camera manufacturers of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
+	CameraModels         []CameraModel  `yaml:"camera_models,omitempty" doc:"Camera models of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
+	Resolutions          []Resolution   `yaml:"resolutions,omitempty" doc:"Plan resolutions of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
 }
 
 // Manufacturer is a camera manufacturer of the creation info.

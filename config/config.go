@@ -44,8 +44,14 @@ func (l LogConfig) FormatOr(def string) string {
 
 // HTTPConfig is the http section.
 type HTTPConfig struct {
-	Addr      string `yaml:"addr" default:"127.0.0.1:8080" doc:"Address (host:port) the HTTP interface listens on."`
-	PublicURL string `yaml:"public_url" doc:"Base URL clients use to reach this node, put in the URLs handed out. Defaults to http://{http.addr}."`
+	Addr                     string   `yaml:"addr" default:"127.0.0.1:8080" doc:"Address (host:port) the HTTP interface listens on."`
+	PublicURL                string   `yaml:"public_url" doc:"Base URL clients use to reach this node, put in the URLs handed out. Defaults to http://{http.addr}."`
+	ReadHeaderTimeout        Duration `yaml:"read_header_timeout" default:"10s" doc:"Time allowed to receive a request's headers; a slower client is disconnected."`
+	ReadTimeout              Duration `yaml:"read_timeout" default:"60s" doc:"Time allowed to receive a whole request, headers and body; a slower client is disconnected (the API answers 408 to a late body). Responses (video downloads, live video) are not limited."`
+	IdleTimeout              Duration `yaml:"idle_timeout" default:"2m" doc:"How long a kept-alive connection may wait for its next request."`
+	MaxConnections           int      `yaml:"max_connections" default:"4096" doc:"Connections the HTTP interface holds at once; past it new ones are closed at once and counted in vigia_rejected_connections_total."`
+	MaxConnectionsPerAddress int      `yaml:"max_connections_per_address" default:"256" doc:"Connections from one address (an IPv6 /64 counts as one address); past it new ones from that address are closed at once and counted. Connections from http.trusted_proxies are not capped per address (every client comes through them). 0: no limit, for a node behind a load balancer not listed in http.trusted_proxies."`
+	TrustedProxies           string   `yaml:"trusted_proxies" doc:"Comma-separated addresses or CIDRs (10.0.0.0/8, 127.0.0.1) of the reverse proxies in front of this node. The client address of a request from one of them is read from X-Forwarded-For (the nearest address not in the list); X-Forwarded-For from any other peer is ignored. Empty: the peer address is the client address."`
 }
 
 // StorageConfig is the storage section.
@@ -59,7 +65,7 @@ type StorageConfig struct {
 	Region          string   `yaml:"region" default:"us-east-1" doc:"S3 region."`
 	UseSSL          bool     `yaml:"use_ssl" default:"false" doc:"Use HTTPS for a host:port S3 endpoint (a URL endpoint says it with its scheme)."`
 	Checksum        string   `yaml:"checksum" default:"crc32c" doc:"How S3 uploads are protected: crc32c (unsigned body with a CRC32C trailer the server checks; needs trailing checksums: MinIO, AWS S3) or sha256 (SHA-256 chunk signatures over plain HTTP, for servers without trailing checksums; costs a hash of every byte)."`
-	SignedURLExpiry Duration `yaml:"signed_url_expiry" default:"1h" doc:"Lifetime of the presigned or signed URLs handed out for videos and images (at most 7 days with s3)."`
+	SignedURLExpiry Duration `yaml:"signed_url_expiry" default:"5m" doc:"Lifetime of the presigned or signed storage URLs handed out (recordings, thumbnails, snapshots, event images, downloadable videos); they cannot be recalled, so a blocked user keeps reading the objects it already has URLs of for up to this time (at most 7 days with s3)."`
 }
 
 // NATSConfig is the nats section.
@@ -96,7 +102,10 @@ type IngestConfig struct {
 
 // SecurityConfig is the security section.
 type SecurityConfig struct {
-	Secret string `yaml:"secret" secret:"true" doc:"HMAC secret for signed URLs, digests and live tokens, shared by all nodes. Generated under data_dir when empty."`
+	Secret         string   `yaml:"secret" secret:"true" doc:"Secret every signing and sealing key is derived from (API digests, storage URLs, live tokens, RTMP stream keys, sealed camera credentials; docs/security.md), shared by all nodes, 16 bytes or more. Generated under data_dir when empty."`
+	PreviousSecret string   `yaml:"previous_secret" secret:"true" doc:"The secret before a rotation: values signed under it keep verifying until security.previous_until, and camera credentials sealed under it keep opening (the API re-seals them under security.secret). Empty: no rotation."`
+	PreviousUntil  Time     `yaml:"previous_until" doc:"End of the rotation overlap (RFC 3339, e.g. 2025-07-01T00:00:00Z): from then on values signed under security.previous_secret are refused. Required with security.previous_secret."`
+	LiveURLExpiry  Duration `yaml:"live_url_expiry" default:"2m" doc:"Lifetime of the live URLs handed out by the API (live_url, the live URL operation, the player page, which renews its URL before it expires); a blocked user's live video stops within this time."`
 }
 
 // DatabaseConfig is the database section.
@@ -128,8 +137,13 @@ type MotionConfig struct {
 
 // RTMPConfig is the rtmp section (RTMP push ingest).
 type RTMPConfig struct {
-	Addr       string `yaml:"addr" default:":1935" doc:"Address (host:port) the RTMP push server listens on; a cluster node (serve, recorder) listens from the start, other modes when they record their first push camera. Port 0 picks a free port."`
-	PublicHost string `yaml:"public_host" doc:"Host put in the rtmp_url handed to push cameras (the port is the one of rtmp.addr). Defaults to the host of http.public_url."`
+	Addr                 string   `yaml:"addr" default:":1935" doc:"Address (host:port) the RTMP push server listens on; a cluster node (serve, recorder) listens from the start, other modes when they record their first push camera. Port 0 picks a free port."`
+	PublicHost           string   `yaml:"public_host" doc:"Host put in the rtmp_url handed to push cameras (the port is the one of rtmp.addr). Defaults to the host of http.public_url."`
+	MaxConnections       int      `yaml:"max_connections" default:"1024" doc:"Connections the RTMP push server holds at once, publishing or not; past it new ones are closed at once and counted in vigia_rejected_connections_total."`
+	MaxPendingPerAddress int      `yaml:"max_pending_per_address" default:"16" doc:"Connections not yet authenticated (no publish with a valid stream key yet) from one address, an IPv6 /64 counting as one; past it new ones from that address are closed at once. Cameras publishing do not count."`
+	AuthTimeout          Duration `yaml:"auth_timeout" default:"10s" doc:"Time from accepting a connection to its publish being authenticated, handshake and commands included; traffic does not extend it. Past it the connection is closed."`
+	PreAuthMaxMessage    Size     `yaml:"pre_auth_max_message" default:"8KiB" doc:"Largest message accepted before the publish is authenticated (encoders send connect, createStream and publish in under 1 KiB); until then a connection also holds at most two such messages partly received, on at most 8 chunk streams."`
+	PreAuthBudget        Size     `yaml:"pre_auth_budget" default:"8MiB" doc:"Memory that all connections not yet authenticated may hold together in partly received messages; the connection that would go past it is closed."`
 }
 
 // P2PConfig is the p2p section (P2P cameras through a gateway).

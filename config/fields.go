@@ -79,6 +79,8 @@ func typeName(t reflect.Type) string {
 		return "duration"
 	case reflect.TypeFor[Size]():
 		return "size"
+	case reflect.TypeFor[Time]():
+		return "time"
 	}
 	switch t.Kind() {
 	case reflect.String:

@@ -27,7 +27,7 @@ func TestDefault(t *testing.T) {
 		{"storage.bucket", c.Storage.Bucket, "vigia"},
 		{"storage.region", c.Storage.Region, "us-east-1"},
 		{"storage.use_ssl", c.Storage.UseSSL, false},
-		{"storage.signed_url_expiry", c.Storage.SignedURLExpiry.Duration(), time.Hour},
+		{"storage.signed_url_expiry", c.Storage.SignedURLExpiry.Duration(), 5 * time.Minute},
 		{"nats.url", c.NATS.URL, ""},
 		{"nats.listen", c.NATS.Listen, "127.0.0.1:4222"},
 		{"recording.segment_duration", c.Recording.SegmentDuration.Duration(), 60 * time.Second},

@@ -46,6 +46,8 @@ func (c *Config) Validate() error {
 	v.oneOf("synth.codec", c.Synth.Codec, "h264", "h265", "mixed")
 	c.validateCameras(v)
 	c.validateAPI(v)
+	c.validateListeners(v)
+	c.validateSecurity(v)
 	return errors.Join(v.errs...)
 }
 

@@ -112,6 +112,41 @@ func TestValidate(t *testing.T) {
 		{"camera sound", func(c *Config) { c.Cameras[0].Sound = 2 }, ErrInvalidValue, []string{"cameras[0].sound"}},
 		{"camera history", func(c *Config) { c.Cameras[1].HistoryDays = 0 }, ErrInvalidValue,
 			[]string{"cameras[1].history_days"}},
+		{"secret short", func(c *Config) { c.Security.Secret = "0123456789abcde" }, ErrInvalidValue, []string{"security.secret", "15 bytes"}},
+		{"rotation", func(c *Config) {
+			c.Security.Secret, c.Security.PreviousSecret = "new-secret-0123456789", "old-secret-0123456789"
+			c.Security.PreviousUntil = Time(time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC))
+		}, nil, nil},
+		{"rotation without its end", func(c *Config) {
+			c.Security.Secret, c.Security.PreviousSecret = "new-secret-0123456789", "old-secret-0123456789"
+		}, ErrRequired, []string{"security.previous_until"}},
+		{"rotation end without a secret", func(c *Config) { c.Security.PreviousUntil = Time(time.Now()) }, ErrRequired,
+			[]string{"security.previous_secret"}},
+		{"rotation to the same secret", func(c *Config) {
+			c.Security.Secret, c.Security.PreviousSecret = "new-secret-0123456789", "new-secret-0123456789"
+			c.Security.PreviousUntil = Time(time.Now())
+		}, ErrInvalidValue, []string{"security.previous_secret", "equals security.secret"}},
+		{"previous secret short", func(c *Config) {
+			c.Security.PreviousSecret, c.Security.PreviousUntil = "short", Time(time.Now())
+		}, ErrInvalidValue, []string{"security.previous_secret"}},
+		{"live url expiry", func(c *Config) { c.Security.LiveURLExpiry = 0 }, ErrInvalidValue, []string{"security.live_url_expiry"}},
+		{"trusted proxies", func(c *Config) { c.HTTP.TrustedProxies = "10.0.0.0/8, 127.0.0.1 ,::1, fd00::/8" }, nil, nil},
+		{"trusted proxies bad", func(c *Config) { c.HTTP.TrustedProxies = "10.0.0.0/8,proxy.example" }, ErrInvalidValue,
+			[]string{"http.trusted_proxies", `"proxy.example"`}},
+		{"login account attempts", func(c *Config) { c.API.LoginAccountAttempts = 0 }, ErrInvalidValue,
+			[]string{"api.login_account_attempts"}},
+		{"http header timeout", func(c *Config) { c.HTTP.ReadHeaderTimeout = 0 }, ErrInvalidValue,
+			[]string{"http.read_header_timeout"}},
+		{"http connections", func(c *Config) { c.HTTP.MaxConnections = 0 }, ErrInvalidValue,
+			[]string{"http.max_connections"}},
+		{"http no per-address limit", func(c *Config) { c.HTTP.MaxConnectionsPerAddress = 0 }, nil, nil},
+		{"http per-address", func(c *Config) { c.HTTP.MaxConnectionsPerAddress = -1 }, ErrInvalidValue,
+			[]string{"http.max_connections_per_address"}},
+		{"rtmp pending per address", func(c *Config) { c.RTMP.MaxPendingPerAddress = 0 }, ErrInvalidValue,
+			[]string{"rtmp.max_pending_per_address"}},
+		{"rtmp auth timeout", func(c *Config) { c.RTMP.AuthTimeout = 0 }, ErrInvalidValue, []string{"rtmp.auth_timeout"}},
+		{"rtmp budget under a message", func(c *Config) { c.RTMP.PreAuthBudget = 1024 }, ErrInvalidValue,
+			[]string{"rtmp.pre_auth_budget", "rtmp.pre_auth_max_message"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,4 +178,41 @@ func TestValidateReportsAll(t *testing.T) {
 	c.Cameras[0].Sound = 3
 	err := c.Validate()
 	checkErr(t, err, ErrInvalidValue, "storage.backend", "ingest.default_transport", "cameras[0].sound")
+}
+
+func TestParsePrefixList(t *testing.T) {
+	got, err := ParsePrefixList(" 10.1.2.3/8, 127.0.0.1,::1,::ffff:192.168.0.0/112 ,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"10.0.0.0/8", "127.0.0.1/32", "::1/128", "192.168.0.0/16"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("entry %d: %s, want %s", i, got[i], want[i])
+		}
+	}
+	if l, err := ParsePrefixList(""); err != nil || len(l) != 0 {
+		t.Errorf("empty: %v, %v", l, err)
+	}
+	for _, bad := range []string{"10.0.0.0/33", "host", "10.0.0.0/8/1"} {
+		if _, err := ParsePrefixList(bad); !errors.Is(err, ErrInvalidValue) {
+			t.Errorf("%q: %v, want ErrInvalidValue", bad, err)
+		}
+	}
+}
+
+func TestTimeText(t *testing.T) {
+	var v Time
+	if err := v.UnmarshalText([]byte("2025-07-01T00:00:00Z")); err != nil || v.String() != "2025-07-01T00:00:00Z" {
+		t.Fatalf("%v %q", err, v)
+	}
+	if err := v.UnmarshalText([]byte("")); err != nil || !v.Time().IsZero() {
+		t.Fatalf("empty: %v %v", err, v)
+	}
+	if err := v.UnmarshalText([]byte("tomorrow")); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("bad text: %v", err)
+	}
 }

@@ -121,23 +121,7 @@ func one(t *testing.T, what string, v any) any {
 func TestAPISpecCalls(t *testing.T) {
 	log, _ := testLogger(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"})
-	c := config.Default()
-	c.DataDir = t.TempDir()
-	c.NodeID = "api-node"
-	c.HTTP.Addr = "127.0.0.1:0"
-	c.NATS.Listen = "127.0.0.1:0"
-	c.RTMP.Addr = "127.0.0.1:0"
-	c.OperatorToken = apiOperator
-	c.Ingest.AllowPrivateNetworks = true
-	c.Recording.SegmentDuration = config.Duration(2 * time.Second)
-	if err := c.Resolve(); err != nil {
-		t.Fatal(err)
-	}
-	c.HTTP.PublicURL = ""
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	a := startMode(t, c, app.Mode{Name: "test", Recorder: true, Cluster: true, API: true}, log)
+	a := startServeNode(t, "api-node", log)
 	api := apiClient{t: t, base: a.URL()}
 	op := "?token=" + apiOperator
 
@@ -346,6 +330,30 @@ func TestAPISpecCalls(t *testing.T) {
 
 	// The OpenAPI document.
 	shape(t, "openapi", api.call("GET", "/api/openapi.json", nil, 200), map[string]string{"openapi": "string", "paths": "object"})
+}
+
+// startServeNode starts a node wired like `vigia serve` (recorder, cluster,
+// API, embedded NATS, fs storage, 2 s segments, the apiOperator token) on
+// ports chosen at run time, closed when the test ends.
+func startServeNode(t *testing.T, id string, log *zap.Logger) *app.App {
+	t.Helper()
+	c := config.Default()
+	c.DataDir = t.TempDir()
+	c.NodeID = id
+	c.HTTP.Addr = "127.0.0.1:0"
+	c.NATS.Listen = "127.0.0.1:0"
+	c.RTMP.Addr = "127.0.0.1:0"
+	c.OperatorToken = apiOperator
+	c.Ingest.AllowPrivateNetworks = true
+	c.Recording.SegmentDuration = config.Duration(2 * time.Second)
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	c.HTTP.PublicURL = ""
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return startMode(t, c, app.Mode{Name: "test", Recorder: true, Cluster: true, API: true}, log)
 }
 
 // startMode starts an app in mode, closed when the test ends.

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigia/vigia/app"
-	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
 )
@@ -22,23 +20,7 @@ func TestCameraEditsTakeEffect(t *testing.T) {
 	cams := startSynth(t,
 		synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"},
 		synth.CameraSpec{Path: "Streaming/Channels/102", User: "admin", Pass: "pw", Small: true})
-	c := config.Default()
-	c.DataDir = t.TempDir()
-	c.NodeID = "edit-node"
-	c.HTTP.Addr = "127.0.0.1:0"
-	c.NATS.Listen = "127.0.0.1:0"
-	c.RTMP.Addr = "127.0.0.1:0"
-	c.OperatorToken = apiOperator
-	c.Ingest.AllowPrivateNetworks = true
-	c.Recording.SegmentDuration = config.Duration(2 * time.Second)
-	if err := c.Resolve(); err != nil {
-		t.Fatal(err)
-	}
-	c.HTTP.PublicURL = ""
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	a := startMode(t, c, app.Mode{Name: "test", Recorder: true, Cluster: true, API: true}, log)
+	a := startServeNode(t, "edit-node", log)
 	api := apiClient{t: t, base: a.URL()}
 	op := "?token=" + apiOperator
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -115,7 +117,7 @@ func (c churn) run(t *testing.T) {
 		records[rec.ID] = rec
 	}
 	seal := func(url string) string {
-		s, err := camera.Seal([]byte(clusterSecret), url)
+		s, err := camera.Seal(clusterKeys, url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,4 +295,48 @@ func TestClusterEditsChurn(t *testing.T) {
 		t.Skip("long: set VIGIA_LONG=1 (make soak)")
 	}
 	churn{cameras: 30, edits: 100, duration: 5 * time.Minute}.run(t)
+}
+
+// TestDuplicateNodeIDRefused: a recorder started with the node id of a live
+// recorder (two recorders on one host with the default id, a copied config)
+// refuses to start with one line naming the id; the first keeps its
+// cameras.
+func TestDuplicateNodeIDRefused(t *testing.T) {
+	t.Parallel()
+	e := newClusterEnv(t, 2)
+	first := e.node("same")
+	start := time.Now()
+	waitFor(t, 60*time.Second, "both cameras recording", func() bool {
+		for _, cam := range []string{"c1", "c2"} {
+			if _, ok := e.recordingSince(cam, start); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	held := e.leases()
+	second := e.node("same")
+	exited := make(chan error, 1)
+	go func() { exited <- second.Wait() }()
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Fatal("the second recorder with the same node id exited 0")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second recorder with the same node id is still running after 30 s")
+	}
+	out := e.out[second].String()
+	if !strings.Contains(out, "node id already used by a live node") || !strings.Contains(out, `"same"`) {
+		t.Errorf("the refusal does not say why, naming the id:\n%s", out)
+	}
+	if n := strings.Count(out, "lease taken"); n != 0 {
+		t.Errorf("the refused recorder took %d leases", n)
+	}
+	if got := e.leases(); !maps.Equal(got, held) {
+		t.Errorf("leases %v after the refusal, want %v", got, held)
+	}
+	if strings.Contains(e.out[first].String(), "lease taken by") {
+		t.Error("the first recorder lost a lease to the refused one")
+	}
 }

@@ -19,12 +19,22 @@ import (
 	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
 
 const clusterSecret = "cluster-test-secret-0123456789abcdef"
+
+// clusterKeys are the keys of clusterSecret.
+var clusterKeys = func() *sign.Keys {
+	k, err := sign.New([]byte(clusterSecret))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 // clusterEnv is a NATS server, a MinIO bucket and synthetic cameras shared by
 // recorder processes.
@@ -37,10 +47,11 @@ type clusterEnv struct {
 	st     storage.Store
 	cams   *synth.Server
 	bin    string
+	out    map[*exec.Cmd]*lockedBuffer // each recorder process's output
 }
 
 func newClusterEnv(t *testing.T, cameras int) *clusterEnv {
-	e := &clusterEnv{t: t, bin: buildVigia(t)}
+	e := &clusterEnv{t: t, bin: buildVigia(t), out: map[*exec.Cmd]*lockedBuffer{}}
 	m := testenv.MinIO(t)
 	e.cfg = s3Config(t, m)
 	e.st = openS3(t, e.cfg)
@@ -79,7 +90,7 @@ func (e *clusterEnv) stopNATS() {
 }
 
 func (e *clusterEnv) register(id string) {
-	sealed, err := camera.Seal([]byte(clusterSecret), e.cams.URL(id))
+	sealed, err := camera.Seal(clusterKeys, e.cams.URL(id))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -122,6 +133,7 @@ ingest: {backoff_max: 2s}
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
+	e.out[cmd] = out
 	e.t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()

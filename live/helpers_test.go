@@ -14,16 +14,28 @@ import (
 
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/recorder"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/synth"
 )
 
-var testSecret = []byte("live test secret")
+var testSecret = []byte("live test secret 0123456789")
+
+// testKeys are the keys of testSecret.
+var testKeys = mustKeys(testSecret)
+
+func mustKeys(secret []byte) *sign.Keys {
+	k, err := sign.New(secret)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
 
 // newTestServer returns a Server with its own registry.
 func newTestServer(t *testing.T, cfg Config) (*Server, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	cfg.Secret = testSecret
+	cfg.Keys = testKeys
 	cfg.Registerer = reg
 	return New(cfg), reg
 }
@@ -163,7 +175,7 @@ func (s *source) gop() int { return s.clip.GOP() }
 // liveURL returns the path and query of camera's file with a token valid
 // for an hour.
 func liveURL(camera, file string) string {
-	q := Token(testSecret, camera, time.Now().Add(time.Hour))
+	q := Token(testKeys, camera, time.Now().Add(time.Hour))
 	return "/live/" + url.PathEscape(camera) + "/" + file + "?" + q.Encode()
 }
 

@@ -14,12 +14,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/recorder"
+	"github.com/vigia/vigia/sign"
 )
 
 // Config configures a Server.
 type Config struct {
-	// Secret signs and checks live tokens (shared by the cluster).
-	Secret []byte
+	// Keys check live tokens (purpose sign.LiveURL; the security secret
+	// shared by the cluster). Without them every request is refused.
+	Keys *sign.Keys
 
 	// QueueSize is the per-camera queue between the pipeline and the muxer.
 	// It defaults to 256 units.
@@ -130,7 +132,7 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		w.Header().Set("Access-Control-Allow-Origin", "*")
-		if terr := check(s.cfg.Secret, camera, r.URL.Query(), time.Now()); terr != nil {
+		if terr := check(s.cfg.Keys, camera, r.URL.Query(), time.Now()); terr != nil {
 			s.viewers.WithLabelValues("refused").Inc()
 			http.Error(w, terr.msg, terr.status)
 			return

@@ -61,7 +61,7 @@ func TestStartsOnDemand(t *testing.T) {
 			t.Fatalf("nobody watches, yet the muxer runs (%v) or units were queued (%d)", st.muxer.Load() != nil, handled.Load())
 		}
 
-		index := URL("", testSecret, "cam", time.Now().Add(time.Hour))
+		index := URL("", testKeys, "cam", time.Now().Add(time.Hour))
 		req := goGet(t, h, index)
 		synctest.Wait()
 		for !src.key() {

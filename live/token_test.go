@@ -3,13 +3,17 @@ package live
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/vigia/vigia/sign"
 )
 
 // TestToken checks the live token through the handler: a valid one passes
@@ -20,7 +24,7 @@ func TestToken(t *testing.T) {
 	// Each case runs in a synctest bubble, where the clock starts at
 	// 2000-01-01 00:00 UTC.
 	hour := func() time.Time { return time.Now().Add(time.Hour) }
-	valid := func() url.Values { return Token(testSecret, "cam", hour()) }
+	valid := func() url.Values { return Token(testKeys, "cam", hour()) }
 	with := func(key, value string) func() url.Values {
 		return func() url.Values {
 			v := valid()
@@ -39,19 +43,23 @@ func TestToken(t *testing.T) {
 		v.Set("sig", string(sig))
 		return v
 	}
-	// The documented token: HMAC-SHA256 over "live", the camera and exp.
+	// The documented token (docs/security.md): the first 128 bits of
+	// HMAC-SHA256 under the "live url" key over the varint expiry and the
+	// length-prefixed camera id.
 	documented := func() url.Values {
 		v := valid()
-		m := hmac.New(sha256.New, testSecret)
-		m.Write([]byte("live\x00cam\x00" + v.Get("exp")))
-		v.Set("sig", hex.EncodeToString(m.Sum(nil)))
+		exp, _ := strconv.ParseInt(v.Get("exp"), 10, 64)
+		m := hmac.New(sha256.New, sign.Derive(testSecret, sign.LiveURL))
+		m.Write(binary.AppendVarint(nil, exp))
+		m.Write(binary.AppendUvarint(nil, uint64(len("cam"))))
+		m.Write([]byte("cam"))
+		v.Set("sig", hex.EncodeToString(m.Sum(nil)[:16]))
 		return v
 	}
 	otherPurpose := func() url.Values {
 		v := valid()
-		m := hmac.New(sha256.New, testSecret)
-		m.Write([]byte("thumb\x00cam\x00" + v.Get("exp")))
-		v.Set("sig", hex.EncodeToString(m.Sum(nil)))
+		exp, _ := strconv.ParseInt(v.Get("exp"), 10, 64)
+		v.Set("sig", testKeys.Sign(sign.StorageURL, time.Unix(exp, 0), "cam"))
 		return v
 	}
 	tests := []struct {
@@ -61,17 +69,34 @@ func TestToken(t *testing.T) {
 	}{
 		{"valid", valid, http.StatusNotFound},
 		{"documented signature", documented, http.StatusNotFound},
-		{"valid until this second", func() url.Values { return Token(testSecret, "cam", time.Now()) }, http.StatusNotFound},
+		{"valid until this second", func() url.Values { return Token(testKeys, "cam", time.Now()) }, http.StatusNotFound},
 		{"no token", func() url.Values { return url.Values{} }, http.StatusUnauthorized},
 		{"no signature", with("sig", ""), http.StatusUnauthorized},
 		{"no expiry", with("exp", ""), http.StatusUnauthorized},
-		{"expired", func() url.Values { return Token(testSecret, "cam", time.Now().Add(-time.Second)) }, http.StatusForbidden},
-		{"another camera", func() url.Values { return Token(testSecret, "other", hour()) }, http.StatusForbidden},
-		{"another secret", func() url.Values { return Token([]byte("another secret"), "cam", hour()) }, http.StatusForbidden},
+		{"expired", func() url.Values { return Token(testKeys, "cam", time.Now().Add(-time.Second)) }, http.StatusForbidden},
+		{"another camera", func() url.Values { return Token(testKeys, "other", hour()) }, http.StatusForbidden},
+		{"another secret", func() url.Values { return Token(mustKeys([]byte("another secret 0123456789")), "cam", hour()) }, http.StatusForbidden},
 		{"another purpose", otherPurpose, http.StatusForbidden},
 		{"tampered signature", tampered, http.StatusForbidden},
 		{"extended expiry", with("exp", "946771200"), http.StatusForbidden}, // a day later
 		{"expiry not a number", with("exp", "tomorrow"), http.StatusForbidden},
+	}
+	// The camera and expiry signed for every other purpose of the key
+	// scheme.
+	for _, p := range sign.Purposes() {
+		if p == sign.LiveURL {
+			continue
+		}
+		tests = append(tests, struct {
+			name  string
+			query func() url.Values
+			want  int
+		}{"signed for " + string(p), func() url.Values {
+			v := valid()
+			exp, _ := strconv.ParseInt(v.Get("exp"), 10, 64)
+			v.Set("sig", testKeys.Sign(p, time.Unix(exp, 0), "cam"))
+			return v
+		}, http.StatusForbidden})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +130,7 @@ func TestTokenExpiresDuringPlayback(t *testing.T) {
 		h := s.Handler()
 		// Two hours that cross midnight (synctest starts at midnight UTC).
 		time.Sleep(23 * time.Hour)
-		target := URL("", testSecret, "cam", time.Now().Add(2*time.Hour))
+		target := URL("", testKeys, "cam", time.Now().Add(2*time.Hour))
 		time.Sleep(90 * time.Minute)
 		if res := get(h, target); res.Code != http.StatusNotFound {
 			t.Errorf("before the expiry: %d, want 404 (token accepted)", res.Code)

@@ -471,7 +471,7 @@ func TestRecorderReasonsFromZero(t *testing.T) {
 // TestLiveMetricsRegistered checks the metrics live.New registers.
 func TestLiveMetricsRegistered(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := live.New(live.Config{Secret: []byte("secret"), Registerer: reg})
+	s := live.New(live.Config{Registerer: reg})
 	// vigia_live_requests_total appears with the first request.
 	s.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/live/cam/index.m3u8", nil))
 	checkRegistered(t, "live", registered(t, reg))

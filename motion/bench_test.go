@@ -50,7 +50,7 @@ func BenchmarkMotionPerCamera(b *testing.B) {
 		units []*media.Unit
 	}{{"synth", still}, {"object", moving}} {
 		b.Run(tc.name, func(b *testing.B) {
-			d := NewDetector("cam", DefaultSettings())
+			d := NewDetector("cam", DefaultSettings(), testDecoder)
 			d.SetCodec(media.H264)
 			n, events := 0, 0
 			base := time.Unix(1800000000, 0)

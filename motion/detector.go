@@ -1,13 +1,12 @@
 package motion
 
 import (
-	"bytes"
+	"context"
 	"image"
-	"image/jpeg"
 	"time"
 
 	"github.com/vigia/vigia/media"
-	"github.com/vigia/vigia/thumbs/decoder"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 const (
@@ -42,16 +41,18 @@ const (
 // It keeps no units: for each frame since the last keyframe, its time,
 // size and where the segmenter stored it (media.Unit.Stored), about 100
 // bytes; the frames a look decodes are read back from the spool file then.
-// Only units that were not stored are copied.
+// Only units that were not stored are copied. Decoding happens in a
+// decoder process (dec), which returns only what the analysis needs: the
+// luma at 160 pixels wide and, while an event lacks one, its image.
 type Detector struct {
 	camera string
 	set    Settings
 	codec  media.Codec
+	dec    Decoder
 
-	trig trigger
-	bg   background
-	gray *image.Gray
-	dec  *decoder.Decoder
+	trig  trigger
+	bg    background
+	image []byte // JPEG of the last picture analysed, when it was asked for
 
 	gop      []frame // frames since the last keyframe, keyframe first
 	gopBroke bool    // the GOP outgrew maxGOP or units were lost
@@ -70,13 +71,14 @@ type Detector struct {
 	looks      uint64
 	decoded    uint64
 	errors     uint64
-	unreadable uint64 // looks and keyframe checks given up: a frame could not be read back
+	unreadable uint64        // looks and keyframe checks given up: a frame could not be read back
+	cpu        time.Duration // the decoder processes' CPU time for this detector
 }
 
 // NewDetector returns a Detector for camera with settings s (zero fields
-// take their defaults).
-func NewDetector(camera string, s Settings) *Detector {
-	return &Detector{camera: camera, set: s.withDefaults()}
+// take their defaults), decoding through dec.
+func NewDetector(camera string, s Settings, dec Decoder) *Detector {
+	return &Detector{camera: camera, set: s.withDefaults(), dec: dec}
 }
 
 // SetCodec starts a new run of the source with video codec c. An open
@@ -111,7 +113,7 @@ func (d *Detector) keeps(key bool) bool {
 	return key || !d.gopBroke && len(d.gop) > 0 && len(d.gop) < maxGOP
 }
 
-// Close finishes an open event and frees the decoder.
+// Close finishes an open event.
 func (d *Detector) Close() []Event {
 	out := d.finish()
 	d.stop()
@@ -199,9 +201,11 @@ func (d *Detector) frame(f frame) []Event {
 			out = append(out, d.finish()...)
 			d.stop()
 		case d.ev.End.Sub(d.ev.Start) >= d.set.MaxDuration:
+			// The next event's image is the next picture that confirms
+			// motion (analyse asks for it while the event has none).
 			end := d.ev.End
 			out = append(out, d.finish()...)
-			d.ev = &Event{ID: EventID(d.camera, end), Camera: d.camera, Start: end, End: end, Image: d.image()}
+			d.ev = &Event{ID: EventID(d.camera, end), Camera: d.camera, Start: end, End: end, Image: d.takeImage()}
 		}
 	}
 	return out
@@ -210,22 +214,9 @@ func (d *Detector) frame(f frame) []Event {
 // open starts an event confirmed at t; it began at the trigger.
 func (d *Detector) open(t time.Time) {
 	d.state = active
-	d.ev = &Event{ID: EventID(d.camera, d.lookStart), Camera: d.camera, Start: d.lookStart, End: t, Area: d.bg.lastArea, Image: d.image()}
+	d.ev = &Event{ID: EventID(d.camera, d.lookStart), Camera: d.camera, Start: d.lookStart, End: t, Area: d.bg.lastArea, Image: d.takeImage()}
 	d.every, d.doubt = firstCheck, false
 	d.nextCheck = t.Add(firstCheck - firstCheck/8)
-}
-
-// decoder returns the detector's decoder, opening it when needed.
-func (d *Detector) decoder() *decoder.Decoder {
-	if d.dec == nil {
-		dec, err := decoder.New(d.codec, decoder.Options{Fast: true})
-		if err != nil {
-			d.errors++
-			return nil
-		}
-		d.dec = dec
-	}
-	return d.dec
 }
 
 // look starts a look at a trigger at t. When a picture was analysed in the
@@ -239,76 +230,82 @@ func (d *Detector) look(t time.Time) bool {
 	return d.catchUp(t)
 }
 
-// catchUp decodes the frames since the last keyframe, read back one by
-// one: the keyframe's picture starts the background, the newest picture is
-// compared with it. It reports whether motion is confirmed. When a frame
-// cannot be read back (its segment has ended), the look gives up on this
-// GOP (counted in unreadable); the next keyframe is checked as usual.
+// catchUp has the frames since the last keyframe decoded, read back from
+// the spool file: the keyframe's picture starts the background, the
+// newest picture is compared with it. It reports whether motion is
+// confirmed. When a frame cannot be read back (its segment has ended),
+// the look gives up on this GOP (counted in unreadable); the next keyframe
+// is checked as usual.
 func (d *Detector) catchUp(t time.Time) bool {
 	d.bg.reset()
-	dec := d.decoder()
-	if dec == nil || len(d.gop) == 0 {
+	if len(d.gop) == 0 {
 		return false
 	}
-	dec.Reset()
+	units := make([][][]byte, len(d.gop))
 	for i := range d.gop {
 		nalus, err := d.gop[i].load()
 		if err != nil {
 			d.unreadable++
-			dec.Reset()
 			return false
 		}
-		ok, err := dec.Decode(nalus)
-		if err != nil {
-			d.errors++
-			dec.Reset()
-			return false
-		}
-		if !ok {
-			continue
-		}
-		d.decoded++
-		if i == 0 {
-			d.analyse(t)
-		}
+		units[i] = nalus
 	}
-	if len(d.gop) == 1 {
+	res := d.decode(&decodeproc.Request{Units: units, GrayFirst: true, GrayLast: len(units) > 1})
+	if res == nil {
 		return false
 	}
-	return d.analyse(t)
+	if res.GrayFirst != nil {
+		d.analyse(t, res.GrayFirst)
+	}
+	if len(units) == 1 {
+		return false
+	}
+	return d.analyse(t, res.GrayLast)
 }
 
-// analyseKey decodes keyframe f alone and compares it. A keyframe that
+// analyseKey has keyframe f decoded alone and compares it. A keyframe that
 // cannot be read back (its segment has ended) is counted in unreadable
 // and confirms nothing.
 func (d *Detector) analyseKey(f *frame, t time.Time) bool {
-	dec := d.decoder()
-	if dec == nil {
-		return false
-	}
 	nalus, err := f.load()
 	if err != nil {
 		d.unreadable++
 		return false
 	}
-	ok, err := dec.DecodeStill(nalus)
-	if err != nil || !ok {
-		d.errors++
+	res := d.decode(&decodeproc.Request{Still: true, Units: [][][]byte{nalus}, GrayLast: true})
+	if res == nil {
 		return false
 	}
-	d.decoded++
-	return d.analyse(t)
+	return d.analyse(t, res.GrayLast)
 }
 
-// analyse compares the decoder's picture with the background and the
-// picture analysed before; it reports confirmed motion.
-func (d *Detector) analyse(t time.Time) bool {
-	g, err := d.dec.Gray(analysisWidth, d.gray)
+// decode completes req (codec, fast decoding, luma at analysisWidth, the
+// event image while one is missing) and sends it to a decoder process;
+// nil when it failed (counted in errors).
+func (d *Detector) decode(req *decodeproc.Request) *decodeproc.Result {
+	req.Codec, req.Fast, req.GrayWidth = d.codec, true, analysisWidth
+	if d.ev == nil || d.ev.Image == nil {
+		req.Image, req.ImageWidth, req.Quality = decodeproc.JPEG, imageWidth, imageQuality
+	}
+	d.image = nil
+	res, err := d.dec.Decode(context.Background(), req)
 	if err != nil {
+		d.errors++
+		return nil
+	}
+	d.decoded += uint64(res.Pictures)
+	d.cpu += res.CPU
+	d.image = res.JPEG
+	return res
+}
+
+// analyse compares luma picture g with the background and the picture
+// analysed before; it reports confirmed motion.
+func (d *Detector) analyse(t time.Time, g *image.Gray) bool {
+	if g == nil {
 		d.errors++
 		return false
 	}
-	d.gray = g
 	d.analysed = t
 	area := d.bg.compare(g, d.set)
 	if area < d.set.minChangedArea() {
@@ -317,26 +314,18 @@ func (d *Detector) analyse(t time.Time) bool {
 	if d.ev != nil {
 		d.ev.Area = max(d.ev.Area, area)
 		if d.ev.Image == nil {
-			d.ev.Image = d.image()
+			d.ev.Image = d.takeImage()
 		}
 	}
 	return true
 }
 
-// image encodes the decoder's picture for an event.
-func (d *Detector) image() []byte {
-	if d.dec == nil {
-		return nil
-	}
-	img, err := d.dec.YCbCr(imageWidth)
-	if err != nil {
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: imageQuality}); err != nil {
-		return nil
-	}
-	return buf.Bytes()
+// takeImage returns the JPEG of the last picture analysed, if it was
+// asked for, and lets go of it.
+func (d *Detector) takeImage() []byte {
+	img := d.image
+	d.image = nil
+	return img
 }
 
 // finish closes the open event; it is returned when it lasted at least
@@ -350,14 +339,9 @@ func (d *Detector) finish() []Event {
 	return []Event{*ev}
 }
 
-// stop goes back to idle and closes the decoder: a still camera holds no
-// decoded pictures (a 720p decoder keeps several megabytes), and opening
-// one again costs far less than the decoding that follows. The background
-// is kept (160 px wide, small) for a trigger soon after.
+// stop goes back to idle. The background is kept (160 px wide, small) for
+// a trigger soon after.
 func (d *Detector) stop() {
 	d.state = idle
-	if d.dec != nil {
-		d.dec.Close()
-		d.dec = nil
-	}
+	d.image = nil
 }

@@ -49,7 +49,7 @@ func TestNoiseOnlyTenMinutes(t *testing.T) {
 }
 
 func runDetector(units []*media.Unit, codec media.Codec, s Settings) ([]Event, *Detector) {
-	d := NewDetector("cam", s)
+	d := NewDetector("cam", s, testDecoder)
 	var evs []Event
 	evs = append(evs, d.SetCodec(codec)...)
 	for _, u := range units {

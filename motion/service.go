@@ -1,7 +1,6 @@
 package motion
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/media"
-	"github.com/vigia/vigia/thumbs/decoder"
 )
 
 // Config configures a Service.
@@ -29,6 +27,11 @@ type Config struct {
 	// keyframe. It defaults to 256 (17 s at 15 fps). A queued unit is a
 	// frame of about 100 bytes (see Consumer.Unit), not the unit.
 	Queue int
+
+	// Decoder decodes what the detectors analyse: a *decodeproc.Pool,
+	// shared with the thumbnails. Without one that is Available, motion
+	// detection is unavailable.
+	Decoder Decoder
 
 	// Log is the component's logger. It defaults to a no-op logger.
 	Log *zap.Logger
@@ -63,13 +66,15 @@ type Stats struct {
 	// could no longer be read back from the spool file: its segment had
 	// ended (a detector far behind its camera, at a segment's end).
 	Unreadable uint64
-	// CPU is the CPU time spent by the detectors (measured on their
-	// threads; Publish is not included).
+	// CPU is the CPU time the decoder processes spent on the detectors'
+	// requests (decoding, scaling the luma, the event images); the
+	// comparison with the background runs in this process and is not
+	// included.
 	CPU time.Duration
 }
 
 // NewService returns a Service. Without video decoding (a build without
-// cgo) every Consumer is nil.
+// cgo, no decoder) every Consumer is nil.
 func NewService(cfg Config) *Service {
 	if cfg.Settings == nil {
 		cfg.Settings = func(string) Settings { return DefaultSettings() }
@@ -80,7 +85,7 @@ func NewService(cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Service{cfg: cfg, available: decoder.Available()}
+	return &Service{cfg: cfg, available: cfg.Decoder != nil && cfg.Decoder.Available()}
 }
 
 // Available reports whether the Service can decode video.
@@ -188,7 +193,7 @@ func (c *Consumer) Close() {
 func (c *Consumer) run() {
 	defer c.s.wg.Done()
 	defer close(c.done)
-	d := NewDetector(c.camera, c.s.cfg.Settings(c.camera))
+	d := NewDetector(c.camera, c.s.cfg.Settings(c.camera), c.s.cfg.Decoder)
 	for it := range c.ch {
 		evs := c.measure(d, it)
 		c.publish(evs)
@@ -196,12 +201,10 @@ func (c *Consumer) run() {
 	c.publish(d.Close())
 }
 
-// measure runs one item through the detector on a locked thread and adds
-// the thread's CPU time to the Service's total.
+// measure runs one item through the detector and adds what it counted to
+// the Service's totals.
 func (c *Consumer) measure(d *Detector, it item) []Event {
-	runtime.LockOSThread()
-	c0 := decoder.ThreadCPU()
-	looks, decoded, unreadable := d.looks, d.decoded, d.unreadable
+	looks, decoded, unreadable, cpu := d.looks, d.decoded, d.unreadable, d.cpu
 	var evs []Event
 	switch {
 	case it.f == nil:
@@ -212,8 +215,7 @@ func (c *Consumer) measure(d *Detector, it item) []Event {
 		}
 		evs = d.frame(*it.f)
 	}
-	c.s.cpuNanos.Add(int64(decoder.ThreadCPU() - c0))
-	runtime.UnlockOSThread()
+	c.s.cpuNanos.Add(int64(d.cpu - cpu))
 	c.s.looks.Add(d.looks - looks)
 	c.s.decoded.Add(d.decoded - decoded)
 	c.s.unreadable.Add(d.unreadable - unreadable)

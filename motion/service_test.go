@@ -18,7 +18,7 @@ func TestServiceConsumer(t *testing.T) {
 
 	var mu sync.Mutex
 	var got []Event
-	s := NewService(Config{Queue: len(units) + 1, Publish: func(ev Event) error {
+	s := NewService(Config{Queue: len(units) + 1, Decoder: testDecoder, Publish: func(ev Event) error {
 		mu.Lock()
 		got = append(got, ev)
 		mu.Unlock()
@@ -53,7 +53,7 @@ func TestServiceQueueFull(t *testing.T) {
 	release := make(chan struct{})
 	// The detector goroutine waits in Settings until released: the queue
 	// of one fills at once.
-	s := NewService(Config{Queue: 1, Publish: func(Event) error { return nil },
+	s := NewService(Config{Queue: 1, Decoder: testDecoder, Publish: func(Event) error { return nil },
 		Settings: func(string) Settings { <-release; return DefaultSettings() }})
 	c := s.Consumer("cam")
 	c.Tracks([]*media.Track{{Codec: media.H264}})

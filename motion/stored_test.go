@@ -123,7 +123,7 @@ func TestDetectorOverwrittenUnits(t *testing.T) {
 			if tc.recorded {
 				w = newTestWriter(t, media.H264, 10*time.Second)
 			}
-			d := NewDetector("cam", DefaultSettings())
+			d := NewDetector("cam", DefaultSettings(), testDecoder)
 			got := d.SetCodec(media.H264)
 			feedOverwritten(t, units, w, func(u *media.Unit) { got = append(got, d.Unit(u)...) })
 			got = append(got, d.Close()...)
@@ -144,7 +144,7 @@ func runService(t *testing.T, units []*media.Unit, w *segmenter.Writer, release 
 	t.Helper()
 	var mu sync.Mutex
 	var got []Event
-	cfg := Config{Queue: len(units) + 1, Publish: func(ev Event) error {
+	cfg := Config{Queue: len(units) + 1, Decoder: testDecoder, Publish: func(ev Event) error {
 		mu.Lock()
 		got = append(got, ev)
 		mu.Unlock()

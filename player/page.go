@@ -22,6 +22,13 @@ type Params struct {
 	// still plays recordings.
 	LiveURL string
 
+	// LiveRenewURL, optional, answers a fresh LiveURL as the live URL
+	// operation does ({"code": 0, "data": "…"}). Live URLs carry a
+	// short-lived token (exp, sig in the query): the page renews its URL
+	// through this address halfway to its exp, and every request of the
+	// live stream carries the newest token.
+	LiveRenewURL string
+
 	// VODURL is the address of the camera's recorded playlists (a
 	// VODHandler), with its authentication parameters, e.g.
 	// "/api/camera/7/vod.m3u8?player_digest=…". The page adds from and to
@@ -56,6 +63,7 @@ type pageConfig struct {
 	Camera    string    `json:"camera"`
 	Name      string    `json:"name"`
 	LiveURL   string    `json:"liveUrl"`
+	RenewURL  string    `json:"liveRenewUrl"`
 	VODURL    string    `json:"vodUrl"`
 	Live      bool      `json:"live"`
 	StartMs   int64     `json:"startMs"`
@@ -105,7 +113,7 @@ func Page(w http.ResponseWriter, r *http.Request, p Params) {
 		q.Speed = 1
 	}
 	cfg := pageConfig{
-		Camera: p.CameraID, Name: p.CameraName, LiveURL: p.LiveURL, VODURL: p.VODURL,
+		Camera: p.CameraID, Name: p.CameraName, LiveURL: p.LiveURL, RenewURL: p.LiveRenewURL, VODURL: p.VODURL,
 		Live: q.TS == 0, WindowMs: q.Window.Milliseconds(), Speed: q.Speed, Speeds: Speeds(),
 		Controls: q.Controls, Footer: q.Footer, Ranges: q.Ranges, NowMs: now.UnixMilli(),
 		HasBundle: HasBundle(),

@@ -12,17 +12,7 @@ import (
 // measured at its nearest existing parent. It returns -1 where free space
 // is unknown.
 func SpoolRoom(dir string) int64 {
-	existing := dir
-	for {
-		if _, err := os.Stat(existing); err == nil {
-			break
-		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
-		}
-		existing = parent
-	}
+	existing := ExistingDir(dir)
 	free := freeBytes(existing)
 	if free < 0 {
 		return -1
@@ -46,4 +36,20 @@ func heldBytes(dir string) int64 {
 		return nil
 	})
 	return held
+}
+
+// ExistingDir returns dir, or its nearest parent that exists when dir does
+// not yet.
+func ExistingDir(dir string) string {
+	existing := dir
+	for {
+		if _, err := os.Stat(existing); err == nil {
+			return existing
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			return existing
+		}
+		existing = parent
+	}
 }

@@ -55,6 +55,11 @@ type Config struct {
 	// Store stores the images. Required.
 	Store StoreFunc
 
+	// Decoder decodes the keyframes: a *decodeproc.Pool, shared with
+	// motion detection. Without one that is Available, thumbnails and
+	// snapshots are unavailable.
+	Decoder Decoder
+
 	// Log is the component's logger. It defaults to a no-op logger.
 	Log *zap.Logger
 }

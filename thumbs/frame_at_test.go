@@ -84,9 +84,10 @@ func TestFrameAtRecordedSegment(t *testing.T) {
 	if !bytes.Contains(seg, []byte("free")) {
 		t.Fatal("segment has no free box: not the layout under test")
 	}
+	dec := testDecoder(t)
 	for _, n := range []int{0, 22, 59} { // a keyframe, mid-GOP, the last frame
 		want := start.Add(time.Duration(n) * time.Second / 15)
-		img, ft, err := FrameAt(seg, start, want.Add(20*time.Millisecond), 0)
+		img, ft, err := FrameAt(context.Background(), dec, seg, start, want.Add(20*time.Millisecond), 0)
 		if err != nil {
 			t.Fatalf("frame %d: %v", n, err)
 		}

@@ -10,14 +10,25 @@ import (
 )
 
 // TestUnavailableWithoutCgo: without cgo the Service starts, makes no
-// consumers and answers snapshots with ErrUnavailable.
+// consumers and answers snapshots with ErrUnavailable, even with a pool
+// of decoder processes (which cannot decode either).
 func TestUnavailableWithoutCgo(t *testing.T) {
-	s := New(Config{Store: func(context.Context, Kind, string, time.Time, []byte) (string, error) { return "", nil }})
-	defer s.Close()
-	if s.Available() || s.Consumer("cam") != nil {
-		t.Fatal("thumbnails available without cgo")
-	}
-	if _, err := s.Snapshot(context.Background(), "cam"); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("Snapshot: %v", err)
+	for _, tc := range []struct {
+		name string
+		dec  Decoder
+	}{{"no decoder", nil}, {"pool", testDecoder(t)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Config{Decoder: tc.dec, Store: func(context.Context, Kind, string, time.Time, []byte) (string, error) { return "", nil }})
+			defer s.Close()
+			if s.Available() || s.Consumer("cam") != nil {
+				t.Fatal("thumbnails available without cgo")
+			}
+			if _, err := s.Snapshot(context.Background(), "cam"); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("Snapshot: %v", err)
+			}
+			if got := UnavailableReason(tc.dec); got != "built without cgo" {
+				t.Fatalf("reason %q", got)
+			}
+		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/thumbs/decoder"
 )
 
@@ -25,9 +24,6 @@ type Service struct {
 	mu   sync.Mutex
 	cams map[string]*camState
 
-	snapMu  sync.Mutex
-	snapDec map[media.Codec]*decoder.Decoder
-
 	stored       [3]atomic.Uint64 // by kindIndex
 	dropped      atomic.Uint64
 	decodeErrors atomic.Uint64
@@ -42,7 +38,8 @@ type Stats struct {
 	Minute, Hourly, Snapshots uint64
 	// Dropped counts thumbnails not made because the queue was full.
 	Dropped uint64
-	// DecodeErrors counts keyframes that could not be decoded or encoded.
+	// DecodeErrors counts keyframes that could not be decoded or encoded
+	// (a decoder process that failed included).
 	DecodeErrors uint64
 	// StoreErrors counts images that could not be stored.
 	StoreErrors uint64
@@ -52,25 +49,25 @@ type Stats struct {
 	Unreadable uint64
 	// Queued is the number of thumbnails waiting for a worker.
 	Queued int
-	// CPU is the CPU time spent decoding, scaling and encoding (measured
-	// on the worker's thread; storing is not included).
+	// CPU is the CPU time the decoder processes spent decoding, scaling
+	// and encoding the images made (not the images that failed).
 	CPU time.Duration
 }
 
-// New starts a Service. Without video decoding (a build without cgo) it
-// logs so once and every Consumer is nil; Available reports false.
+// New starts a Service. Without a decoder that can decode (a build
+// without cgo, no decoder process) it logs so once and every Consumer is
+// nil; Available reports false.
 func New(cfg Config) *Service {
 	cfg = cfg.withDefaults()
 	s := &Service{
 		cfg:       cfg,
-		available: decoder.Available(),
+		available: cfg.Decoder != nil && cfg.Decoder.Available(),
 		jobs:      make(chan job, cfg.Queue),
 		closing:   make(chan struct{}),
 		cams:      make(map[string]*camState),
-		snapDec:   make(map[media.Codec]*decoder.Decoder),
 	}
 	if !s.available {
-		cfg.Log.Warn("thumbnails, snapshots and motion detection unavailable: this binary was built without cgo (libavcodec)")
+		cfg.Log.Warn("thumbnails, snapshots and motion detection unavailable: " + UnavailableReason(cfg.Decoder))
 		return s
 	}
 	for i := 0; i < cfg.Workers; i++ {
@@ -78,6 +75,18 @@ func New(cfg Config) *Service {
 		go s.work()
 	}
 	return s
+}
+
+// UnavailableReason says why dec cannot decode: "built without cgo" or
+// "no decoder process"; empty when it can.
+func UnavailableReason(dec Decoder) string {
+	switch {
+	case !decoder.Available():
+		return "built without cgo"
+	case dec == nil || !dec.Available():
+		return "no decoder process"
+	}
+	return ""
 }
 
 // Available reports whether the Service can decode video.
@@ -107,12 +116,6 @@ func (s *Service) Close() {
 		if n := len(s.jobs); n > 0 {
 			s.cfg.Log.Info("queued thumbnails discarded at shutdown", zap.Int("thumbnails", n))
 		}
-		s.snapMu.Lock()
-		for _, d := range s.snapDec {
-			d.Close()
-		}
-		s.snapDec = nil
-		s.snapMu.Unlock()
 	})
 }
 

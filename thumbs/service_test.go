@@ -61,7 +61,7 @@ func feed(t *testing.T, c *Consumer, codec string, base time.Time, frames int) {
 
 func TestSnapshotLatest(t *testing.T) {
 	st := &memStore{}
-	s := New(Config{Store: st.store})
+	s := New(Config{Store: st.store, Decoder: testDecoder(t)})
 	defer s.Close()
 	ctx := context.Background()
 	if _, err := s.Snapshot(ctx, "cam"); !errors.Is(err, ErrNoKeyframe) {
@@ -116,7 +116,7 @@ func TestSnapshotLatest(t *testing.T) {
 // keeps returning and the thumbnails past the queue are dropped and counted.
 func TestQueueDropsNeverBlocks(t *testing.T) {
 	st := &memStore{gate: make(chan struct{})}
-	s := New(Config{Store: st.store, Queue: 2, Workers: 1, Interval: 2 * time.Second})
+	s := New(Config{Store: st.store, Queue: 2, Workers: 1, Interval: 2 * time.Second, Decoder: testDecoder(t)})
 	c := s.Consumer("cam")
 	done := make(chan struct{})
 	go func() {
@@ -158,7 +158,7 @@ func TestFrameAtBadInput(t *testing.T) {
 		{"truncated box", []byte{0, 0, 0, 100, 'f', 't', 'y', 'p', 1, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := FrameAt(tc.data, time.Unix(0, 0), time.Unix(1, 0), 0)
+			_, _, err := FrameAt(context.Background(), testDecoder(t), tc.data, time.Unix(0, 0), time.Unix(1, 0), 0)
 			if !errors.Is(err, ErrBadSegment) {
 				t.Fatalf("got %v, want ErrBadSegment", err)
 			}

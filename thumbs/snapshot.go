@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/vigia/vigia/thumbs/decoder"
 )
 
 // Snapshot is a stored snapshot.
@@ -60,40 +58,16 @@ func (s *Service) Snapshot(ctx context.Context, camera string) (Snapshot, error)
 		return *done, nil
 	}
 
-	var w, h int
-	img, err := s.measure(func() ([]byte, error) {
-		s.snapMu.Lock()
-		defer s.snapMu.Unlock()
-		if s.snapDec == nil {
-			return nil, ErrClosed
-		}
-		d, err := decoderFor(s.snapDec, k.codec)
-		if err != nil {
-			return nil, err
-		}
-		ok, err := d.DecodeStill(nalus)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, decoder.ErrNoPicture
-		}
-		pic, err := d.YCbCr(0)
-		if err != nil {
-			return nil, err
-		}
-		w, h = pic.Rect.Dx(), pic.Rect.Dy()
-		return encodeJPEG(pic, s.cfg.SnapshotQuality)
-	})
+	img, err := s.decodeStill(ctx, k.codec, nalus, 0, s.cfg.SnapshotQuality)
 	if err != nil {
 		s.decodeErrors.Add(1)
 		return Snapshot{}, fmt.Errorf("camera %s: snapshot: %w", camera, err)
 	}
-	key, err := s.store(ctx, KindSnapshot, camera, k.t, img, s.cfg.Log.With(zap.String("camera", camera)))
+	key, err := s.store(ctx, KindSnapshot, camera, k.t, img.JPEG, s.cfg.Log.With(zap.String("camera", camera)))
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("camera %s: snapshot: %w", camera, err)
 	}
-	snap := Snapshot{Key: key, Time: k.t, Width: w, Height: h, JPEG: img}
+	snap := Snapshot{Key: key, Time: k.t, Width: img.ImageWidth, Height: img.ImageHeight, JPEG: img.JPEG}
 	cam.setSnapshot(k.id, snap)
 	return snap, nil
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"image/jpeg"
 	"io"
 	"os"
 	"strconv"
@@ -105,7 +106,8 @@ func (f *camFeed) feed(t *testing.T, n int) {
 }
 
 // wantJPEG is the image the Service must make of keyframe u: decoded
-// alone from its intact NAL units, at width (0: full size), at quality.
+// alone in this process from its intact NAL units, at width (0: full
+// size), encoded at quality.
 func wantJPEG(t *testing.T, u *media.Unit, codec media.Codec, width, quality int) []byte {
 	t.Helper()
 	d, err := decoder.New(codec, decoder.Options{})
@@ -113,11 +115,18 @@ func wantJPEG(t *testing.T, u *media.Unit, codec media.Codec, width, quality int
 		t.Fatal(err)
 	}
 	defer d.Close()
-	img, err := decodeJPEG(d, u.NALUs, width, quality)
+	if ok, err := d.DecodeStill(u.NALUs); err != nil || !ok {
+		t.Fatalf("decode: %v %v", ok, err)
+	}
+	img, err := d.YCbCr(width)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return img
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: quality}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // waitStored polls until st holds key; it fails as soon as s counts an
@@ -160,7 +169,7 @@ func TestSnapshotAndThumbnailOfOverwrittenUnits(t *testing.T) {
 			}
 			tr := clip.Track()
 			st := &memStore{}
-			s := New(Config{Store: st.store})
+			s := New(Config{Store: st.store, Decoder: testDecoder(t)})
 			defer s.Close()
 			f := &camFeed{clip: clip, base: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), c: s.Consumer("cam")}
 			defer f.c.Close()
@@ -204,7 +213,7 @@ func TestSnapshotAfterSegmentEnded(t *testing.T) {
 	}
 	tr := clip.Track()
 	st := &memStore{}
-	s := New(Config{Store: st.store})
+	s := New(Config{Store: st.store, Decoder: testDecoder(t)})
 	defer s.Close()
 	ctx := context.Background()
 	f := &camFeed{clip: clip, base: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), c: s.Consumer("cam"), w: newTestWriter(t, []*media.Track{&tr})}
@@ -303,7 +312,7 @@ func TestSnapshotTakesNewerKeyframe(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &memStore{}
-			s := New(Config{Store: st.store})
+			s := New(Config{Store: st.store, Decoder: testDecoder(t)})
 			defer s.Close()
 			c := s.Consumer("cam")
 			defer c.Close()

@@ -2,13 +2,12 @@ package thumbs
 
 import (
 	"context"
-	"runtime"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/media"
-	"github.com/vigia/vigia/thumbs/decoder"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 // job is one keyframe to turn into a minute and/or hourly thumbnail.
@@ -37,37 +36,25 @@ func (s *Service) enqueue(j job) {
 	}
 }
 
-// work runs one worker until Close. Each worker keeps one decoder per
-// codec and reuses it for every camera: a thumbnail is a keyframe decoded
-// alone, so no state passes from one camera to the next.
+// work runs one worker until Close: it has each job's keyframe decoded
+// alone by a decoder process (no state passes from one camera to the
+// next), scaled and encoded, and stores the JPEG.
 func (s *Service) work() {
 	defer s.wg.Done()
-	decs := make(map[media.Codec]*decoder.Decoder)
-	defer func() {
-		for _, d := range decs {
-			d.Close()
-		}
-	}()
 	for {
 		select {
 		case <-s.closing:
 			return
 		case j := <-s.jobs:
-			s.thumbnail(decs, j)
+			s.thumbnail(j)
 		}
 	}
 }
 
-// thumbnail decodes, scales, encodes and stores one job.
-func (s *Service) thumbnail(decs map[media.Codec]*decoder.Decoder, j job) {
+// thumbnail makes and stores one job's image.
+func (s *Service) thumbnail(j job) {
 	log := s.cfg.Log.With(zap.String("camera", j.cam.id))
-	img, err := s.measure(func() ([]byte, error) {
-		d, err := decoderFor(decs, j.codec)
-		if err != nil {
-			return nil, err
-		}
-		return decodeJPEG(d, j.nalus, s.cfg.Width, s.cfg.Quality)
-	})
+	img, err := s.decodeStill(context.Background(), j.codec, j.nalus, s.cfg.Width, s.cfg.Quality)
 	if err != nil {
 		s.decodeErrors.Add(1)
 		log.Debug("thumbnail not made", zap.Error(err))
@@ -76,10 +63,10 @@ func (s *Service) thumbnail(decs map[media.Codec]*decoder.Decoder, j job) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StoreTimeout)
 	defer cancel()
 	if j.minute {
-		_, _ = s.store(ctx, KindMinute, j.cam.id, j.t, img, log)
+		_, _ = s.store(ctx, KindMinute, j.cam.id, j.t, img.JPEG, log)
 	}
 	if j.hourly {
-		_, _ = s.store(ctx, KindHourly, j.cam.id, j.t, img, log)
+		_, _ = s.store(ctx, KindHourly, j.cam.id, j.t, img.JPEG, log)
 	}
 }
 
@@ -94,42 +81,17 @@ func (s *Service) store(ctx context.Context, kind Kind, camera string, t time.Ti
 	return key, nil
 }
 
-// measure runs f on a locked OS thread and adds the thread's CPU time to
-// the Service's total.
-func (s *Service) measure(f func() ([]byte, error)) ([]byte, error) {
-	runtime.LockOSThread()
-	c0 := decoder.ThreadCPU()
-	out, err := f()
-	s.cpuNanos.Add(int64(decoder.ThreadCPU() - c0))
-	runtime.UnlockOSThread()
-	return out, err
-}
-
-func decoderFor(decs map[media.Codec]*decoder.Decoder, codec media.Codec) (*decoder.Decoder, error) {
-	if d := decs[codec]; d != nil {
-		return d, nil
-	}
-	d, err := decoder.New(codec, decoder.Options{})
+// decodeStill has a keyframe (its NAL units, parameter sets in-band)
+// decoded alone by a decoder process and encoded as a JPEG at width (0:
+// full size); the process's CPU time is added to the Service's.
+func (s *Service) decodeStill(ctx context.Context, codec media.Codec, nalus [][]byte, width, quality int) (*decodeproc.Result, error) {
+	res, err := s.cfg.Decoder.Decode(ctx, &decodeproc.Request{
+		Codec: codec, Still: true, Units: [][][]byte{nalus},
+		Image: decodeproc.JPEG, ImageWidth: width, Quality: quality,
+	})
 	if err != nil {
 		return nil, err
 	}
-	decs[codec] = d
-	return d, nil
-}
-
-// decodeJPEG decodes a keyframe (its NAL units) alone and encodes it at
-// width.
-func decodeJPEG(d *decoder.Decoder, nalus [][]byte, width, quality int) ([]byte, error) {
-	ok, err := d.DecodeStill(nalus)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, decoder.ErrNoPicture
-	}
-	img, err := d.YCbCr(width)
-	if err != nil {
-		return nil, err
-	}
-	return encodeJPEG(img, quality)
+	s.cpuNanos.Add(int64(res.CPU))
+	return res, nil
 }

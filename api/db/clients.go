@@ -26,8 +26,11 @@ type Client struct {
 	CreateURL      string
 	CreateIP       string
 	Blocked        bool
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// AccessGen counts the client's blocks and unblocks; digests are
+	// signed over it.
+	AccessGen int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // User is a row of users.
@@ -40,6 +43,9 @@ type User struct {
 	Phone        string
 	PasswordHash string
 	Blocked      bool
+	// AccessGen counts the user's blocks and unblocks; player digests are
+	// signed over it.
+	AccessGen    int64
 	UpdateUserID int64
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -121,14 +127,14 @@ func (d *DB) insertUser(ctx context.Context, tx *sql.Tx, u NewUser) (User, error
 }
 
 const clientCols = `id, name, document_type, document_number, phone, cep, address, address_number, address_comp,
-	address_nh, city, state, create_url, create_ip, blocked, created_at, updated_at`
+	address_nh, city, state, create_url, create_ip, blocked, access_gen, created_at, updated_at`
 
 func scanClient(sc interface{ Scan(...any) error }) (Client, error) {
 	var c Client
 	var blocked int
 	var ca, ua int64
 	err := sc.Scan(&c.ID, &c.Name, &c.DocumentType, &c.DocumentNumber, &c.Phone, &c.CEP, &c.Address, &c.AddressNumber,
-		&c.AddressComp, &c.AddressNH, &c.City, &c.State, &c.CreateURL, &c.CreateIP, &blocked, &ca, &ua)
+		&c.AddressComp, &c.AddressNH, &c.City, &c.State, &c.CreateURL, &c.CreateIP, &blocked, &c.AccessGen, &ca, &ua)
 	c.Blocked = blocked != 0
 	c.CreatedAt, c.UpdatedAt = time.UnixMilli(ca), time.UnixMilli(ua)
 	return c, classify(err)
@@ -152,19 +158,20 @@ func (d *DB) ClientByDocument(ctx context.Context, doc string) (Client, error) {
 	return c, nil
 }
 
-// SetClientBlocked blocks or unblocks the client.
+// SetClientBlocked blocks or unblocks the client and counts up its access
+// generation.
 func (d *DB) SetClientBlocked(ctx context.Context, id int64, blocked bool, at time.Time) error {
-	_, err := d.exec(ctx, `UPDATE clients SET blocked = ?, updated_at = ? WHERE id = ?`, boolInt(blocked), at.UnixMilli(), id)
+	_, err := d.exec(ctx, `UPDATE clients SET blocked = ?, access_gen = access_gen + 1, updated_at = ? WHERE id = ?`, boolInt(blocked), at.UnixMilli(), id)
 	return err
 }
 
-const userCols = `id, client_id, user_type, name, email, phone, password_hash, blocked, update_user_id, created_at, updated_at`
+const userCols = `id, client_id, user_type, name, email, phone, password_hash, blocked, access_gen, update_user_id, created_at, updated_at`
 
 func scanUser(sc interface{ Scan(...any) error }) (User, error) {
 	var u User
 	var blocked int
 	var ca, ua int64
-	err := sc.Scan(&u.ID, &u.ClientID, &u.UserType, &u.Name, &u.Email, &u.Phone, &u.PasswordHash, &blocked, &u.UpdateUserID, &ca, &ua)
+	err := sc.Scan(&u.ID, &u.ClientID, &u.UserType, &u.Name, &u.Email, &u.Phone, &u.PasswordHash, &blocked, &u.AccessGen, &u.UpdateUserID, &ca, &ua)
 	u.Blocked = blocked != 0
 	u.CreatedAt, u.UpdatedAt = time.UnixMilli(ca), time.UnixMilli(ua)
 	return u, classify(err)
@@ -206,10 +213,10 @@ func (d *DB) AddToken(ctx context.Context, userID int64, tokenHash string, at ti
 	return err
 }
 
-// SetUserBlocked blocks or unblocks the user; by is the id of the user
-// who did it (0 for the operator).
+// SetUserBlocked blocks or unblocks the user and counts up its access
+// generation; by is the id of the user who did it (0 for the operator).
 func (d *DB) SetUserBlocked(ctx context.Context, id int64, blocked bool, by int64, at time.Time) error {
-	res, err := d.exec(ctx, `UPDATE users SET blocked = ?, update_user_id = ?, updated_at = ? WHERE id = ?`, boolInt(blocked), by, at.UnixMilli(), id)
+	res, err := d.exec(ctx, `UPDATE users SET blocked = ?, access_gen = access_gen + 1, update_user_id = ?, updated_at = ? WHERE id = ?`, boolInt(blocked), by, at.UnixMilli(), id)
 	if err != nil {
 		return err
 	}

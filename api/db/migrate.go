@@ -99,6 +99,10 @@ var migrations = []string{
 	);
 	CREATE INDEX events_time ON events (event_at, id);
 	CREATE INDEX events_client_time ON events (client_id, event_at);`,
+	// 2: access generations, counted up by each block and unblock, so the
+	// digests signed over them change.
+	`ALTER TABLE clients ADD COLUMN access_gen BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE users ADD COLUMN access_gen BIGINT NOT NULL DEFAULT 0;`,
 }
 
 // migrate creates the version table and applies the migrations not yet

@@ -22,6 +22,7 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/thumbs/decoder"
@@ -335,17 +336,7 @@ func serverSkew(ctx context.Context, base string, now func() time.Time) (time.Du
 // segments of the node's cameras.
 func checkSpool(cfg *config.Config, d doctorDeps) finding {
 	dir := cfg.Recording.SpoolDir
-	existing := dir
-	for {
-		if _, err := os.Stat(existing); err == nil {
-			break
-		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
-		}
-		existing = parent
-	}
+	existing := segmenter.ExistingDir(dir)
 	if existing == dir {
 		f, err := os.CreateTemp(dir, ".doctor-*")
 		if err != nil {

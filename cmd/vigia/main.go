@@ -19,6 +19,7 @@ import (
 	"github.com/vigia/vigia/app"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/logging"
+	"github.com/vigia/vigia/thumbs/decodeproc"
 )
 
 const usage = `vigia: camera recording engine
@@ -50,6 +51,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
+	}
+	if args[0] == decodeproc.Subcommand {
+		// Hidden: a decoder process of a node's pool, speaking the
+		// decoder protocol on its standard input and output.
+		return decodeproc.Main(args[1:])
 	}
 	var err error
 	switch args[0] {
@@ -134,6 +140,10 @@ func runNode(args []string, mode app.Mode, stdout io.Writer) error {
 	}
 	defer func() { _ = log.Sync() }()
 	log = log.With(zap.String("node", cfg.NodeID))
+
+	if mode.DecoderCommand, err = decodeproc.SelfCommand(); err != nil {
+		log.Warn("decoder processes cannot be started", zap.Error(err))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

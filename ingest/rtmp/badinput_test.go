@@ -85,7 +85,11 @@ func TestServerBadInput(t *testing.T) {
 			closedByServer(t, nc)
 		}, ErrorHandshake},
 		{"zero chunk size", raw([]byte{0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0}), ErrorProtocol},
-		{"message of 16 MB announced", raw([]byte{0x03, 0, 0, 0, 0xff, 0xff, 0xff, 20, 0, 0, 0, 0}), ErrorProtocol},
+		{"message of 16 MB announced after publishing", func(t *testing.T, s *Server) {
+			nc, _ := publishing(t, s)
+			_, _ = nc.Write([]byte{0x08, 0, 0, 0, 0xff, 0xff, 0xff, 9, 1, 0, 0, 0})
+			closedByServer(t, nc)
+		}, ErrorProtocol},
 		{"amf nonsense", raw([]byte{0x03, 0, 0, 0, 0, 0, 3, 20, 0, 0, 0, 0, 0x02, 0xff, 0xff}), ErrorProtocol},
 		{"flv tag with a lying nal length", func(t *testing.T, s *Server) {
 			nc, c := publishing(t, s)

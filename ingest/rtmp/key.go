@@ -1,34 +1,50 @@
 package rtmp
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"net"
 	"net/url"
 	"strconv"
+	"time"
+
+	"github.com/vigia/vigia/sign"
 )
 
 // App is the RTMP application cameras publish to.
 const App = "live"
 
-// keyLen is the length of a stream key in hex digits (128 bits).
-const keyLen = 32
-
-// PushKey returns a camera's stream key: the first 128 bits of
-// HMAC-SHA256(secret, "rtmp-push:" + camera), in hex. Only holders of the
-// cluster secret can compute it, so one camera's key tells nothing about
-// another's.
+// PushKey returns a camera's stream key under secret (see PushKeyOf); ""
+// when the secret is too short to sign with.
 func PushKey(secret []byte, camera string) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("rtmp-push:" + camera))
-	return hex.EncodeToString(m.Sum(nil))[:keyLen]
+	k, err := sign.New(secret)
+	if err != nil {
+		return ""
+	}
+	return PushKeyOf(k, camera)
 }
 
-// CheckKey reports whether key is the camera's stream key, in constant
-// time.
+// PushKeyOf returns a camera's stream key: the signature of the camera id
+// for purpose sign.RTMPKey, without expiry, under k's current secret (32
+// hex digits). Only holders of the cluster secret can compute it, so one
+// camera's key tells nothing about another's.
+func PushKeyOf(k *sign.Keys, camera string) string {
+	return k.Sign(sign.RTMPKey, time.Time{}, camera)
+}
+
+// CheckKey reports whether key is the camera's stream key under secret, in
+// constant time.
 func CheckKey(secret []byte, camera, key string) bool {
-	return hmac.Equal([]byte(PushKey(secret, camera)), []byte(key))
+	k, err := sign.New(secret)
+	if err != nil {
+		return false
+	}
+	return CheckKeyOf(k, camera, key, time.Now())
+}
+
+// CheckKeyOf reports whether key is the camera's stream key under k's
+// current secret or, until the end of a rotation's overlap (now decides),
+// its previous one.
+func CheckKeyOf(k *sign.Keys, camera, key string, now time.Time) bool {
+	return k.Verify(sign.RTMPKey, key, time.Time{}, now, camera)
 }
 
 // PushURL returns the URL a camera publishes to (the spec's rtmp_url):

@@ -17,10 +17,21 @@ import (
 
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/synth"
 )
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef")
+
+// testKeys returns the keys of testSecret.
+func testKeys(t testing.TB) *sign.Keys {
+	t.Helper()
+	k, err := sign.New(testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
 
 type refusals struct {
 	mu      sync.Mutex
@@ -42,7 +53,7 @@ func (r *refusals) list() []string {
 func startServer(t *testing.T, log *zap.Logger) (*Server, *refusals, *refusals) {
 	t.Helper()
 	ref, errs := &refusals{}, &refusals{}
-	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", Secret: testSecret, ReadTimeout: 3 * time.Second,
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", Keys: testKeys(t), ReadTimeout: 3 * time.Second,
 		Hold: 2 * time.Second, OnRefused: ref.add, OnError: errs.add, Log: log})
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vigia/vigia/sign"
 	"net"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/connlimit"
 	"github.com/vigia/vigia/ingest/rtmp/wire"
 )
 
@@ -21,7 +23,6 @@ const (
 	RefusedBusy        = "busy"
 	RefusedBadApp      = "bad_app"
 	RefusedPlay        = "play"
-	RefusedLimit       = "connection_limit"
 
 	ErrorHandshake = "handshake"
 	ErrorProtocol  = "protocol"
@@ -30,18 +31,84 @@ const (
 	ErrorPanic     = "panic"
 )
 
+// Reasons a connection is closed by a limit, as passed to
+// ServerConfig.OnRejected (labels of vigia_rejected_connections_total).
+const (
+	// RejectedMaxConnections: the server holds MaxConns connections.
+	RejectedMaxConnections = connlimit.ReasonMaxConnections
+	// RejectedPerAddress: the source address holds MaxPendingPerAddress
+	// connections not yet authenticated.
+	RejectedPerAddress = connlimit.ReasonPerAddress
+	// RejectedPreAuthTimeout: no authenticated publish within AuthTimeout
+	// of the connection (handshake included).
+	RejectedPreAuthTimeout = "pre_auth_timeout"
+	// RejectedPreAuthTooLarge: a message longer than PreAuth.MaxMessageSize
+	// before authentication.
+	RejectedPreAuthTooLarge = "pre_auth_message_too_large"
+	// RejectedPreAuthStreams: more chunk streams than
+	// PreAuth.MaxChunkStreams, or more than PreAuth.MaxBuffered in partly
+	// received messages, before authentication.
+	RejectedPreAuthStreams = "pre_auth_chunk_streams"
+	// RejectedPreAuthBudget: the connections not yet authenticated hold
+	// PreAuthBudget together.
+	RejectedPreAuthBudget = "pre_auth_budget"
+)
+
+// RejectedReasons are the Rejected* reasons, for exporting each from 0.
+var RejectedReasons = []string{RejectedMaxConnections, RejectedPerAddress, RejectedPreAuthTimeout,
+	RejectedPreAuthTooLarge, RejectedPreAuthStreams, RejectedPreAuthBudget}
+
+// Defaults of the limits before authentication (ServerConfig).
+const (
+	// DefaultAuthTimeout is the default AuthTimeout.
+	DefaultAuthTimeout = 10 * time.Second
+	// DefaultPreAuthMessage is the default PreAuth.MaxMessageSize: a
+	// connect command with a long tcUrl and Enhanced RTMP's fourCcList is
+	// under 1 KiB.
+	DefaultPreAuthMessage = 8 << 10
+	// DefaultPreAuthChunkStreams is the default PreAuth.MaxChunkStreams:
+	// encoders use 2 (control) and 3 to 8 (commands) before publishing.
+	DefaultPreAuthChunkStreams = 8
+	// DefaultPreAuthBudget is the default PreAuthBudget: 512 connections
+	// each holding its most (two messages of 8 KiB).
+	DefaultPreAuthBudget = 8 << 20
+	// DefaultMaxPendingPerAddress is the default MaxPendingPerAddress.
+	DefaultMaxPendingPerAddress = 16
+)
+
 // ServerConfig configures a push Server.
 type ServerConfig struct {
 	// Addr is the listen address (rtmp.addr). It defaults to ":1935".
 	Addr string
 
-	// Secret derives the stream keys (security.secret).
-	Secret []byte
+	// Keys checks the stream keys (security.secret, and during a rotation
+	// security.previous_secret).
+	Keys *sign.Keys
 
-	// ReadTimeout closes a publisher that sends nothing for this long, and
-	// bounds the handshake and the commands before publishing. It defaults
-	// to 10 seconds.
+	// ReadTimeout closes an authenticated publisher that sends nothing for
+	// this long. It defaults to 10 seconds.
 	ReadTimeout time.Duration
+
+	// AuthTimeout bounds the time from accepting a connection to its
+	// publish being authenticated (stream key checked): the handshake and
+	// every command before it, however the peer spaces its bytes. It
+	// defaults to 10 seconds.
+	AuthTimeout time.Duration
+
+	// PreAuth caps what a connection not yet authenticated can make the
+	// server allocate. Zero fields default to a message of
+	// DefaultPreAuthMessage, DefaultPreAuthChunkStreams chunk streams and
+	// two messages buffered. Its Budget is ignored (PreAuthBudget).
+	PreAuth wire.Limits
+
+	// PreAuthBudget caps the bytes of partly received messages held by all
+	// connections not yet authenticated together. It defaults to 8 MiB.
+	PreAuthBudget int64
+
+	// MaxPendingPerAddress caps the connections not yet authenticated from
+	// one source address (an IPv6 /64); publishers already authenticated
+	// do not count. It defaults to 16.
+	MaxPendingPerAddress int
 
 	// Hold is how long a publisher with a valid key waits for its camera's
 	// source to take it (the source may be in its reconnection backoff).
@@ -54,10 +121,13 @@ type ServerConfig struct {
 	// up to Hold for the camera's source.
 	Claim func(ctx context.Context, camera string) error
 
-	// MaxConns caps the connections open at once. It defaults to 1024.
+	// MaxConns caps the connections open at once, authenticated or not.
+	// It defaults to 1024.
 	MaxConns int
 
-	// Limits cap what one connection can make the server allocate.
+	// Limits cap what one authenticated connection can make the server
+	// allocate (wire's defaults: 8 MiB messages, 32 chunk streams, 16 MiB
+	// buffered).
 	Limits wire.Limits
 
 	// OnConnection is called for each accepted connection. Optional.
@@ -70,6 +140,11 @@ type ServerConfig struct {
 	// OnError is called when a connection is closed for bad input, with one
 	// of the Error* reasons. Optional.
 	OnError func(reason string)
+
+	// OnRejected is called when a connection is closed by a limit (before
+	// it authenticated, or at accept), with one of the Rejected* reasons.
+	// Optional.
+	OnRejected func(reason string)
 
 	// OnDecodeError is called for media dropped without closing the
 	// connection. Optional.
@@ -93,6 +168,9 @@ type Server struct {
 	conns     map[net.Conn]struct{}
 	wg        sync.WaitGroup
 	done      chan struct{}
+
+	preAuth wire.Limits           // with the shared budget
+	pending *connlimit.PerAddress // connections not yet authenticated
 }
 
 // NewServer returns a server; nothing listens until Listen.
@@ -109,11 +187,33 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 1024
 	}
+	if cfg.AuthTimeout <= 0 {
+		cfg.AuthTimeout = DefaultAuthTimeout
+	}
+	if cfg.PreAuth.MaxMessageSize <= 0 {
+		cfg.PreAuth.MaxMessageSize = DefaultPreAuthMessage
+	}
+	if cfg.PreAuth.MaxChunkStreams <= 0 {
+		cfg.PreAuth.MaxChunkStreams = DefaultPreAuthChunkStreams
+	}
+	if cfg.PreAuthBudget <= 0 {
+		cfg.PreAuthBudget = DefaultPreAuthBudget
+	}
+	if cfg.MaxPendingPerAddress <= 0 {
+		cfg.MaxPendingPerAddress = DefaultMaxPendingPerAddress
+	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Server{cfg: cfg, slots: map[string]*slot{}, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	preAuth := cfg.PreAuth
+	preAuth.Budget = wire.NewBudget(cfg.PreAuthBudget)
+	return &Server{cfg: cfg, slots: map[string]*slot{}, conns: map[net.Conn]struct{}{}, done: make(chan struct{}),
+		preAuth: preAuth, pending: connlimit.NewPerAddress(cfg.MaxPendingPerAddress)}
 }
+
+// PreAuthBuffered returns the bytes of partly received messages held now
+// by the connections not yet authenticated.
+func (s *Server) PreAuthBuffered() int64 { return s.preAuth.Budget.Used() }
 
 // Listen opens the listen address if it is not open yet. A failure is
 // remembered and returned again, so a bad rtmp.addr shows in every push
@@ -191,14 +291,22 @@ func (s *Server) accept(ln net.Listener) {
 		if s.cfg.OnConnection != nil {
 			s.cfg.OnConnection()
 		}
+		key := connlimit.Key(nc.RemoteAddr())
 		s.mu.Lock()
-		if s.closed || len(s.conns) >= s.cfg.MaxConns {
-			closed := s.closed
+		var reason string
+		switch {
+		case s.closed:
+		case len(s.conns) >= s.cfg.MaxConns:
+			reason = RejectedMaxConnections
+		case !s.pending.Acquire(key):
+			reason = RejectedPerAddress
+		}
+		if s.closed || reason != "" {
 			s.mu.Unlock()
-			_ = nc.Close()
-			if !closed {
-				s.refused(RefusedLimit)
+			if reason != "" {
+				s.rejected(reason) // before the close: counted once the peer sees it
 			}
+			_ = nc.Close()
 			continue
 		}
 		s.conns[nc] = struct{}{}
@@ -206,7 +314,7 @@ func (s *Server) accept(ln net.Listener) {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			s.serve(nc)
+			s.serve(nc, key)
 			s.mu.Lock()
 			delete(s.conns, nc)
 			s.mu.Unlock()
@@ -217,6 +325,12 @@ func (s *Server) accept(ln net.Listener) {
 func (s *Server) refused(reason string) {
 	if s.cfg.OnRefused != nil {
 		s.cfg.OnRefused(reason)
+	}
+}
+
+func (s *Server) rejected(reason string) {
+	if s.cfg.OnRejected != nil {
+		s.cfg.OnRejected(reason)
 	}
 }
 

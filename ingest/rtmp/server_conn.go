@@ -41,28 +41,50 @@ func (p *publisher) end(err error) {
 }
 
 // serve runs one connection: handshake, commands, then media if it
-// publishes.
-func (s *Server) serve(nc net.Conn) {
+// publishes. Until its publish is authenticated the connection is held to
+// the pre-authentication limits: one deadline AuthTimeout after accept,
+// small messages drawn from the shared budget, a place among the pending
+// connections of its address (key).
+func (s *Server) serve(nc net.Conn, key string) {
 	log := s.cfg.Log.With(zap.String("remote", nc.RemoteAddr().String()))
+	pending := true
+	var c *wire.Conn
 	defer func() {
 		if v := recover(); v != nil {
 			log.Error("rtmp connection panicked, closed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
 			s.failed(ErrorPanic)
 		}
 		_ = nc.Close()
+		if c != nil {
+			c.Release()
+		}
+		if pending {
+			s.pending.Release(key)
+		}
 	}()
-	_ = nc.SetDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	// authenticated lifts the pre-authentication limits once the stream
+	// key is checked.
+	authenticated := func() error {
+		if err := c.SetLimits(s.cfg.Limits); err != nil {
+			return err
+		}
+		s.pending.Release(key)
+		pending = false
+		// The publisher may wait Hold for its camera's source before it
+		// reads again (media renews the deadline at each message).
+		return nc.SetDeadline(time.Now().Add(s.cfg.Hold + s.cfg.ReadTimeout))
+	}
+	_ = nc.SetDeadline(time.Now().Add(s.cfg.AuthTimeout)) // not renewed by traffic
 	if err := wire.ServerHandshake(nc); err != nil {
-		s.closeErr(log, err, ErrorHandshake)
+		s.closePreAuth(log, err, ErrorHandshake)
 		return
 	}
-	c := wire.NewConn(nc, s.cfg.Limits)
+	c = wire.NewConn(nc, s.preAuth)
 	var app, appQuery string
 	for {
-		_ = nc.SetDeadline(time.Now().Add(s.cfg.ReadTimeout))
 		m, err := c.ReadMessage()
 		if err != nil {
-			s.closeErr(log, err, ErrorProtocol)
+			s.closePreAuth(log, err, ErrorProtocol)
 			return
 		}
 		if m.Type != wire.TypeCommandAMF0 && m.Type != wire.TypeCommandAMF3 {
@@ -70,7 +92,7 @@ func (s *Server) serve(nc net.Conn) {
 		}
 		cmd, err := wire.ParseCommand(m)
 		if err != nil {
-			s.closeErr(log, err, ErrorProtocol)
+			s.closePreAuth(log, err, ErrorProtocol)
 			return
 		}
 		switch cmd.Name {
@@ -96,13 +118,37 @@ func (s *Server) serve(nc net.Conn) {
 			return
 		case "publish":
 			name, _ := cmd.Arg(1).(string)
-			s.publish(nc, c, log, app, appQuery, name, m.StreamID)
+			s.publish(nc, c, log, app, appQuery, name, m.StreamID, authenticated)
 			return
 		}
 		if err != nil {
+			s.closePreAuth(log, err, ErrorProtocol)
 			return
 		}
 	}
+}
+
+// closePreAuth counts and logs why a connection not yet authenticated was
+// closed: a limit before authentication is a rejection, anything else
+// goes to closeErr.
+func (s *Server) closePreAuth(log *zap.Logger, err error, reason string) {
+	var ne net.Error
+	var rejected string
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		rejected = RejectedPreAuthTimeout
+	case errors.Is(err, wire.ErrMessageTooLarge):
+		rejected = RejectedPreAuthTooLarge
+	case errors.Is(err, wire.ErrTooManyStreams):
+		rejected = RejectedPreAuthStreams
+	case errors.Is(err, wire.ErrBudget):
+		rejected = RejectedPreAuthBudget
+	default:
+		s.closeErr(log, err, reason)
+		return
+	}
+	s.rejected(rejected)
+	log.Info("rtmp connection closed before authenticating", zap.String("reason", rejected), zap.Error(err))
 }
 
 // closeErr counts and logs why a connection was closed; a plain
@@ -141,17 +187,23 @@ func (s *Server) refuse(c *wire.Conn, log *zap.Logger, streamID uint32, reason, 
 	_ = c.WriteCommand(streamID, "onStatus", 0, nil, wire.Status("error", "NetStream.Publish.BadName", why))
 }
 
-func (s *Server) publish(nc net.Conn, c *wire.Conn, log *zap.Logger, app, appQuery, name string, streamID uint32) {
+// publish authenticates a publish (application and stream key), calls
+// authenticated, and hands the publisher to its camera's source.
+func (s *Server) publish(nc net.Conn, c *wire.Conn, log *zap.Logger, app, appQuery, name string, streamID uint32, authenticated func() error) {
 	camera, key := streamKey(name, appQuery)
 	if app != App {
 		s.refuse(c, log, streamID, RefusedBadApp, camera, "unknown application")
 		return
 	}
-	if !cameraID.MatchString(camera) || !CheckKey(s.cfg.Secret, camera, key) {
+	if !cameraID.MatchString(camera) || !CheckKeyOf(s.cfg.Keys, camera, key, time.Now()) {
 		s.refuse(c, log, streamID, RefusedBadKey, camera, ErrBadKey.Error())
 		return
 	}
 	log = log.With(zap.String("camera", camera))
+	if err := authenticated(); err != nil {
+		s.closeErr(log, err, ErrorProtocol)
+		return
+	}
 	sl := s.claimSlot(camera, log)
 	s.mu.Lock()
 	if sl == nil || s.slots[camera] != sl {

@@ -158,6 +158,59 @@
     cursor.style.left = p + '%';
   }
 
+  // ---- live URL renewal ----
+  // The live URL carries a short-lived token (exp, sig). Halfway to its exp
+  // the page asks cfg.liveRenewUrl for a fresh URL; every request hls.js
+  // makes to the live node carries the newest token (liveRequestURL). When
+  // the camera moved to another node, live playback restarts there.
+  var renewTimer = null, renewRetry = 0;
+
+  function abs(u) { try { return new URL(u, location.href); } catch (e) { return null; } }
+
+  function liveExpMs(u) {
+    var x = abs(u);
+    return x ? Number(x.searchParams.get('exp')) * 1000 || 0 : 0;
+  }
+
+  function liveRequestURL(u) {
+    var cur = abs(cfg.liveUrl), x = abs(u);
+    if (!cur || !x || x.origin !== cur.origin || x.searchParams.get('sig') === null) { return u; }
+    x.searchParams.set('exp', cur.searchParams.get('exp') || '');
+    x.searchParams.set('sig', cur.searchParams.get('sig') || '');
+    return x.toString();
+  }
+
+  function scheduleRenew() {
+    clearTimeout(renewTimer);
+    renewTimer = null;
+    if (!cfg.liveRenewUrl) { return; }
+    var ms = cfg.liveUrl ? (liveExpMs(cfg.liveUrl) - now()) / 2 : 30000;
+    renewTimer = setTimeout(renewLive, Math.max(1000, ms));
+  }
+
+  // retryRenew tries again after a failure or while the camera has no live
+  // stream: 5 s, doubling up to a minute.
+  function retryRenew() {
+    clearTimeout(renewTimer);
+    renewRetry = Math.min(renewRetry ? renewRetry * 2 : 5000, 60000);
+    renewTimer = setTimeout(renewLive, renewRetry);
+  }
+
+  function renewLive() {
+    fetch(cfg.liveRenewUrl, { credentials: 'same-origin', cache: 'no-store' }).then(function (r) {
+      return r.ok ? r.json() : null;
+    }).then(function (b) {
+      if (!b || b.code !== 0 || !b.data) { retryRenew(); return; }
+      var before = abs(cfg.liveUrl), after = abs(b.data);
+      var moved = !before || !after || before.origin !== after.origin || before.pathname !== after.pathname;
+      cfg.liveUrl = b.data;
+      renewRetry = 0;
+      body.dataset.liveExp = String(liveExpMs(cfg.liveUrl));
+      scheduleRenew();
+      if (moved && st.mode === 'live') { goLive(); }
+    }).catch(retryRenew);
+  }
+
   // ---- playback ----
   function stop() {
     st.gen++;
@@ -207,7 +260,10 @@
     say('');
     setState('live');
     if (kind === 'native') { video.src = cfg.liveUrl; play(); return; }
-    var hls = new window.Hls({ lowLatencyMode: true, backBufferLength: 30 });
+    var hls = new window.Hls({
+      lowLatencyMode: true, backBufferLength: 30,
+      xhrSetup: function (xhr, url) { xhr.open('GET', liveRequestURL(url), true); },
+    });
     st.hls = hls;
     hls.on(window.Hls.Events.ERROR, onHlsError);
     hls.on(window.Hls.Events.MANIFEST_PARSED, play);
@@ -325,6 +381,11 @@
     seekWall(st.winStart + ((ev.clientX - r.left) / r.width) * W);
   });
   video.addEventListener('timeupdate', updateCursor);
+  video.addEventListener('error', function () {
+    // Native HLS cannot renew the token of a running stream: reopen it with
+    // the newest URL.
+    if (st.mode === 'live' && !st.hls && cfg.liveUrl && usable() === 'native') { video.src = cfg.liveUrl; play(); }
+  });
   video.addEventListener('playing', function () { body.dataset.playing = '1'; });
   video.addEventListener('ended', function () {
     if (st.mode !== 'recorded') { return; }
@@ -335,5 +396,7 @@
   }, 60000);
 
   window.vigiaPlayer = { seekWall: seekWall, goLive: goLive, goRecorded: goRecorded, wall: currentWall };
+  body.dataset.liveExp = String(liveExpMs(cfg.liveUrl));
+  scheduleRenew();
   if (cfg.live) { goLive(); } else { goRecorded(cfg.startMs); }
 })();

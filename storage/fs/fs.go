@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -37,8 +38,11 @@ type Options struct {
 	// SignedURL returns {BaseURL}/{key}?exp=..&sig=... It defaults to "",
 	// which disables signed URLs.
 	BaseURL string
-	// Secret is the HMAC-SHA256 key signing URLs; at least 16 bytes when
-	// BaseURL is set.
+	// Keys sign URLs (purpose sign.StorageURL). When nil, the keys of
+	// Secret are used.
+	Keys *sign.Keys
+	// Secret derives the keys signing URLs when Keys is nil; at least 16
+	// bytes when BaseURL is set without Keys.
 	Secret []byte
 	// Now returns the current time. It defaults to time.Now.
 	Now func() time.Time
@@ -48,7 +52,7 @@ type Options struct {
 type FS struct {
 	root    string
 	baseURL string
-	secret  []byte
+	keys    *sign.Keys
 	now     func() time.Time
 }
 
@@ -61,15 +65,17 @@ func New(root string, opts Options) (*FS, error) {
 	if err := os.MkdirAll(abs, 0o750); err != nil {
 		return nil, fmt.Errorf("fs store root: %w", err)
 	}
-	if opts.BaseURL != "" && len(opts.Secret) < minSecretLen {
-		return nil, fmt.Errorf("fs store: %w", ErrWeakSecret)
+	f := &FS{root: abs, baseURL: opts.BaseURL, now: opts.Now, keys: opts.Keys}
+	if opts.BaseURL != "" && f.keys == nil {
+		if len(opts.Secret) < minSecretLen {
+			return nil, fmt.Errorf("fs store: %w", ErrWeakSecret)
+		}
+		if f.keys, err = sign.New(opts.Secret); err != nil {
+			return nil, fmt.Errorf("fs store: %w", err)
+		}
 	}
-	f := &FS{root: abs, baseURL: opts.BaseURL, now: opts.Now}
 	if f.now == nil {
 		f.now = time.Now
-	}
-	if opts.BaseURL != "" {
-		f.secret = append([]byte(nil), opts.Secret...)
 	}
 	return f, nil
 }

@@ -2,15 +2,13 @@ package fs
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -20,9 +18,9 @@ const (
 	paramSignature = "sig"
 )
 
-// SignedURL returns {BaseURL}/{key}?exp={unix seconds}&sig={hex HMAC-SHA256
-// of key, "\n", exp}. Handler serves it until exp has passed. The object need
-// not exist yet.
+// SignedURL returns {BaseURL}/{key}?exp={unix seconds}&sig={signature of
+// the key for purpose sign.StorageURL until exp}. Handler serves it until
+// exp has passed. The object need not exist yet.
 func (f *FS) SignedURL(ctx context.Context, key string, expiry time.Duration) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("fs signed url %q: %w", key, err)
@@ -36,37 +34,21 @@ func (f *FS) SignedURL(ctx context.Context, key string, expiry time.Duration) (s
 	if expiry <= 0 {
 		return "", fmt.Errorf("fs signed url %q: %v: %w", key, expiry, storage.ErrInvalidExpiry)
 	}
-	exp := f.now().Add(expiry).Unix()
-	expStr := strconv.FormatInt(exp, 10)
+	exp := f.now().Add(expiry)
 	return strings.TrimRight(f.baseURL, "/") + "/" + escapeKey(key) +
-		"?" + paramExpiry + "=" + expStr + "&" + paramSignature + "=" + hex.EncodeToString(f.sign(key, expStr)), nil
+		"?" + paramExpiry + "=" + strconv.FormatInt(exp.Unix(), 10) + "&" + paramSignature + "=" + f.keys.Sign(sign.StorageURL, exp, key), nil
 }
 
-// sign returns the HMAC of key and the decimal expiry.
-func (f *FS) sign(key, exp string) []byte {
-	m := hmac.New(sha256.New, f.secret)
-	m.Write([]byte(key))
-	m.Write([]byte{'\n'})
-	m.Write([]byte(exp))
-	return m.Sum(nil)
-}
-
-// verify reports whether sigHex signs key until exp and exp has not passed.
-func (f *FS) verify(key, exp, sigHex string) bool {
-	if len(f.secret) == 0 {
+// verify reports whether sig signs key until exp and exp has not passed.
+func (f *FS) verify(key, exp, sig string) bool {
+	if f.keys == nil {
 		return false
 	}
-	sig, err := hex.DecodeString(sigHex)
-	if err != nil || len(sig) != sha256.Size {
+	e, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || e <= 0 {
 		return false
 	}
-	// Compare before looking at the expiry so timing does not depend on it.
-	ok := hmac.Equal(sig, f.sign(key, exp))
-	expUnix, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil {
-		return false
-	}
-	return ok && f.now().Unix() <= expUnix
+	return f.keys.Verify(sign.StorageURL, sig, time.Unix(e, 0), f.now(), key)
 }
 
 // escapeKey escapes each segment of key for a URL path.

@@ -7,7 +7,6 @@ package decoder
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <libavcodec/avcodec.h>
 #include <libswscale/swscale.h>
 #include <libavutil/opt.h>
@@ -159,12 +158,6 @@ static int vg_scale(vg_dec *d, int dw, int dh, int gray,
 	return sws_scale(s, (const uint8_t *const *)d->frame->data, d->frame->linesize, 0, d->frame->height, dst, ds);
 }
 
-static int64_t vg_thread_cpu_ns(void) {
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void vg_errstr(int code, char *buf, int n) { av_strerror(code, buf, n); }
 
 #ifdef __GLIBC__
@@ -220,7 +213,6 @@ import (
 	"fmt"
 	"image"
 	"runtime"
-	"time"
 	"unsafe"
 
 	"github.com/vigia/vigia/media"
@@ -382,13 +374,6 @@ func (d *Decoder) Close() {
 	C.vg_close(d.d)
 	C.free(unsafe.Pointer(d.d))
 	d.d = nil
-}
-
-// ThreadCPU returns the CPU time consumed so far by the calling OS thread.
-// Callers measuring a section lock the goroutine to its thread
-// (runtime.LockOSThread) around both readings.
-func ThreadCPU() time.Duration {
-	return time.Duration(C.vg_thread_cpu_ns())
 }
 
 func avError(code C.int) string {

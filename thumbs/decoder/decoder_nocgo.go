@@ -4,7 +4,6 @@ package decoder
 
 import (
 	"image"
-	"time"
 
 	"github.com/vigia/vigia/media"
 )
@@ -46,6 +45,3 @@ func (d *Decoder) Gray(width int, dst *image.Gray) (*image.Gray, error) {
 
 // Close does nothing.
 func (d *Decoder) Close() {}
-
-// ThreadCPU returns 0: without cgo there is no decoding to measure.
-func ThreadCPU() time.Duration { return 0 }

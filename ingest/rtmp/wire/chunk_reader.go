@@ -6,8 +6,10 @@ import (
 	"io"
 )
 
-// readPiece is the most a chunk payload grows a message buffer by at a
-// time, so a lying message length costs memory only as bytes arrive.
+// readPiece is the most bytes read into a message buffer at a time, and
+// the first capacity of the buffer of a message longer than it: a lying
+// message length costs memory only as bytes arrive (the buffer doubles at
+// most, up to the message length).
 const readPiece = 64 << 10
 
 // chunkState is the header state of one chunk stream.
@@ -29,7 +31,7 @@ type ChunkReader struct {
 	limits    Limits
 	chunkSize int
 	streams   map[uint32]*chunkState
-	buffered  int
+	buffered  int // capacity of the buffers of partly received messages
 	hdr       [16]byte
 
 	// Read counts the bytes read, for acknowledgements.
@@ -50,12 +52,68 @@ func (cr *ChunkReader) SetChunkSize(n uint32) error {
 	return nil
 }
 
+// SetLimits replaces the limits (a server raises them once the peer has
+// authenticated). The memory held by partly received messages moves from
+// the old budget to the new one; it fails with ErrBudget, changing
+// nothing, when the new budget cannot take it. Limits already exceeded
+// (more chunk streams than the new maximum) are enforced from the next
+// chunk on.
+func (cr *ChunkReader) SetLimits(l Limits) error {
+	l = l.withDefaults()
+	if l.Budget != cr.limits.Budget {
+		if !l.Budget.take(cr.buffered) {
+			return fmt.Errorf("%w: %d bytes buffered", ErrBudget, cr.buffered)
+		}
+		cr.limits.Budget.give(cr.buffered)
+	}
+	cr.limits = l
+	return nil
+}
+
+// Release drops every partly received message and gives their memory back
+// to the budget. Call it when the connection ends.
+func (cr *ChunkReader) Release() {
+	for _, cs := range cr.streams {
+		cr.drop(cs)
+	}
+}
+
 // Abort drops the partly received message of a chunk stream.
 func (cr *ChunkReader) Abort(csid uint32) {
 	if cs := cr.streams[csid]; cs != nil {
-		cr.buffered -= len(cs.buf)
-		cs.buf, cs.inMessage = nil, false
+		cr.drop(cs)
 	}
+}
+
+// drop forgets the partly received message of cs.
+func (cr *ChunkReader) drop(cs *chunkState) {
+	cr.buffered -= cap(cs.buf)
+	cr.limits.Budget.give(cap(cs.buf))
+	cs.buf, cs.inMessage = nil, false
+}
+
+// grow makes room for n more bytes in the buffer of cs, whose message is
+// cs.length long: the first buffer is min(length, readPiece), then it
+// doubles, never past the length. It fails when the new buffer would
+// exceed MaxBuffered or the budget.
+func (cr *ChunkReader) grow(cs *chunkState, n int) error {
+	l := len(cs.buf)
+	if l+n <= cap(cs.buf) {
+		return nil
+	}
+	size := max(l+n, min(max(2*cap(cs.buf), readPiece), int(cs.length)))
+	more := size - cap(cs.buf)
+	if cr.buffered+more > cr.limits.MaxBuffered {
+		return fmt.Errorf("%w: %d bytes buffered", ErrTooManyStreams, cr.buffered+more)
+	}
+	if !cr.limits.Budget.take(more) {
+		return fmt.Errorf("%w: %d more bytes wanted", ErrBudget, more)
+	}
+	buf := make([]byte, l, size)
+	copy(buf, cs.buf)
+	cs.buf = buf
+	cr.buffered += more
+	return nil
 }
 
 func (cr *ChunkReader) full(b []byte) error {
@@ -146,8 +204,7 @@ func (cr *ChunkReader) readChunk() (*Message, error) {
 	if format < 3 && cs.inMessage {
 		// A new header in the middle of a message: the peer gave up on
 		// the previous one.
-		cr.buffered -= len(cs.buf)
-		cs.buf, cs.inMessage = nil, false
+		cr.drop(cs)
 	}
 	if !cs.inMessage {
 		switch format {
@@ -168,27 +225,22 @@ func (cr *ChunkReader) readChunk() (*Message, error) {
 	if need > cr.chunkSize {
 		need = cr.chunkSize
 	}
-	if cr.buffered+need > cr.limits.MaxBuffered {
-		return nil, fmt.Errorf("%w: %d bytes buffered", ErrTooManyStreams, cr.buffered+need)
-	}
 	for need > 0 {
-		n := need
-		if n > readPiece {
-			n = readPiece
+		n := min(need, readPiece)
+		if err := cr.grow(cs, n); err != nil {
+			return nil, err
 		}
 		start := len(cs.buf)
-		cs.buf = append(cs.buf, make([]byte, n)...)
+		cs.buf = cs.buf[:start+n]
 		if err := cr.full(cs.buf[start:]); err != nil {
 			return nil, err
 		}
-		cr.buffered += n
 		need -= n
 	}
 	if len(cs.buf) < int(cs.length) {
 		return nil, nil
 	}
 	m := &Message{Type: cs.typ, StreamID: cs.streamID, Timestamp: cs.timestamp, Payload: cs.buf}
-	cr.buffered -= len(cs.buf)
-	cs.buf, cs.inMessage = nil, false
+	cr.drop(cs) // the payload is the caller's now
 	return m, nil
 }

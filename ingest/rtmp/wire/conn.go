@@ -38,6 +38,15 @@ func NewConn(rw io.ReadWriter, limits Limits) *Conn {
 	}
 }
 
+// SetLimits replaces the limits of what the peer can make the reader
+// allocate (ChunkReader.SetLimits). Call it from the reading goroutine.
+func (c *Conn) SetLimits(l Limits) error { return c.cr.SetLimits(l) }
+
+// Release drops the partly received messages and gives their memory back
+// to the budget of the limits. Call it from the reading goroutine when
+// the connection ends.
+func (c *Conn) Release() { c.cr.Release() }
+
 // ReadMessage returns the next message that is not protocol control.
 func (c *Conn) ReadMessage() (*Message, error) {
 	for {

@@ -18,6 +18,10 @@ var (
 	// Limits.MaxChunkStreams, or buffering more than Limits.MaxBuffered.
 	ErrTooManyStreams = errors.New("rtmp: too many chunk streams")
 
+	// ErrBudget is a partly received message that would draw more than
+	// what is left of the Limits.Budget shared with other connections.
+	ErrBudget = errors.New("rtmp: shared buffer budget exhausted")
+
 	// ErrBadChunk is a chunk header that does not follow the protocol (a
 	// compressed header on a chunk stream with no previous header).
 	ErrBadChunk = errors.New("rtmp: bad chunk header")

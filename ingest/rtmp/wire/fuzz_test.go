@@ -8,14 +8,16 @@ import (
 )
 
 // chunkSeeds are chunk streams: a command, a set chunk size followed by a
-// long message, extended timestamps, and broken headers.
+// long message, extended timestamps, broken headers, and messages left
+// half sent (what the budget holds until Release).
 func chunkSeeds() [][]byte {
 	var b bytes.Buffer
 	w := NewChunkWriter(&b)
 	_ = w.WriteMessage(3, &Message{Type: TypeCommandAMF0, Payload: AppendAMF0(nil, "connect", 1, Object{{Name: "app", Value: "live"}})})
 	_ = w.WriteMessage(2, &Message{Type: TypeSetChunkSize, Payload: []byte{0, 0, 0x10, 0}})
 	_ = w.WriteMessage(6, &Message{Type: TypeVideo, Timestamp: 0x1000000, Payload: bytes.Repeat([]byte{1}, 300)})
-	return [][]byte{b.Bytes(), {0x03}, {0x43, 0, 0, 0, 0xff, 0xff, 0xff, 9}, {0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}}
+	partial := append(halfMessage(3, 1000), halfMessage(4, 60000)...) // two messages left half sent
+	return [][]byte{b.Bytes(), {0x03}, {0x43, 0, 0, 0, 0xff, 0xff, 0xff, 9}, {0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}, partial}
 }
 
 func FuzzChunkReader(f *testing.F) {
@@ -23,11 +25,24 @@ func FuzzChunkReader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := NewConn(&rw{r: bytes.NewReader(data)}, Limits{MaxMessageSize: 1 << 16, MaxChunkStreams: 4})
+		budget := NewBudget(1 << 17)
+		c := NewConn(&rw{r: bytes.NewReader(data)}, Limits{MaxMessageSize: 1 << 16, MaxChunkStreams: 4, Budget: budget})
 		for i := 0; i < 1000; i++ {
 			if _, err := c.ReadMessage(); err != nil {
-				return
+				break
 			}
+			if i == 2 { // as a server does once the peer authenticated
+				if err := c.SetLimits(Limits{MaxMessageSize: 1 << 17, MaxChunkStreams: 8}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if b := c.cr.buffered; b < 0 || b > c.cr.limits.MaxBuffered {
+				t.Fatalf("%d bytes buffered, limit %d", b, c.cr.limits.MaxBuffered)
+			}
+		}
+		c.Release()
+		if c.cr.buffered != 0 || budget.Used() != 0 {
+			t.Fatalf("after Release: %d bytes buffered, %d drawn from the budget", c.cr.buffered, budget.Used())
 		}
 	})
 }

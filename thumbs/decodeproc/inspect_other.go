@@ -1,0 +1,6 @@
+//go:build !linux
+
+package decodeproc
+
+// inspect says nothing outside Linux.
+func inspect() string { return "" }
