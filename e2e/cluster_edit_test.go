@@ -340,3 +340,44 @@ func TestDuplicateNodeIDRefused(t *testing.T) {
 		t.Error("the first recorder lost a lease to the refused one")
 	}
 }
+
+// TestClusterCapacity: two recorder processes that hold three cameras each
+// (recording.max_cameras) and eight cameras: each node records three, and
+// the two that fit nowhere are counted by the node that would record them
+// and get an OFFLINE status saying why. A third node takes them.
+func TestClusterCapacity(t *testing.T) {
+	t.Parallel()
+	e := newClusterEnv(t, 8)
+	limit := "recording: {segment_duration: 2s, max_cameras: 3}\n"
+	e.nodeWith("cap1", limit)
+	e.nodeWith("cap2", limit)
+	waitFor(t, 60*time.Second, "six cameras leased", func() bool { return len(e.leases()) == 6 })
+	time.Sleep(2 * time.Second) // nothing more is taken meanwhile
+	split := byNode(e.leases())
+	if len(split["cap1"]) != 3 || len(split["cap2"]) != 3 || len(e.leases()) != 6 {
+		t.Fatalf("leases %v, want three on each node", split)
+	}
+	var unplaced []string
+	for i := 1; i <= 8; i++ {
+		id := fmt.Sprintf("c%d", i)
+		if _, ok := e.leases()[id]; !ok {
+			unplaced = append(unplaced, id)
+		}
+	}
+	for _, id := range unplaced {
+		waitFor(t, 10*time.Second, id+" status saying no node has room", func() bool {
+			s, ok, err := e.bus.GetStatus(context.Background(), id)
+			return err == nil && ok && s.Code == status.Offline && strings.Contains(s.LastError, "no recorder node has room")
+		})
+	}
+	e.nodeWith("cap3", limit)
+	waitFor(t, 60*time.Second, "the third node recording the two", func() bool {
+		start := time.Now().Add(-30 * time.Second)
+		for _, id := range unplaced {
+			if _, ok := e.recordingSince(id, start); !ok {
+				return false
+			}
+		}
+		return len(e.leases()) == 8
+	})
+}

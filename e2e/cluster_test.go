@@ -115,13 +115,15 @@ func (e *clusterEnv) nodeWith(id, extra string) *exec.Cmd {
 		// loopback, on a free port, unless the test picks one.
 		extra = "rtmp: {addr: \"127.0.0.1:0\"}\n" + extra
 	}
+	if !strings.Contains(extra, "recording:") {
+		extra = "recording: {segment_duration: 2s}\n" + extra
+	}
 	yaml := fmt.Sprintf(`node_id: %s
 data_dir: %s
 http: {addr: "127.0.0.1:0"}
 nats: {url: "nats://%s"}
 security: {secret: %q}
 storage: {backend: s3, endpoint: %q, bucket: %q, access_key: %q, secret_key: %q}
-recording: {segment_duration: 2s}
 ingest: {backoff_max: 2s}
 %s`, id, dir, e.natsAt, clusterSecret, e.cfg.Storage.Endpoint, e.cfg.Storage.Bucket, e.cfg.Storage.AccessKey, e.cfg.Storage.SecretKey, extra)
 	if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
