@@ -76,8 +76,26 @@ type Writer struct {
 	lastEnd              time.Time // end of the last finished segment
 	lastDTS              time.Duration
 	haveDTS              bool
+	lastFrameTicks       uint32 // duration of the last video frame whose duration was known, 90 kHz
 	buf                  seekablebuffer.Buffer
+
+	// Audio ahead of the video (heldAudio), its payloads back to back.
+	held     []heldAudio
+	heldData []byte
 }
+
+// heldAudio is an audio unit the video has not caught up with: whether it
+// belongs to the open segment or the next one is known once a video frame
+// is presented after it, or a keyframe starts the next segment before it.
+type heldAudio struct {
+	dts  time.Duration
+	size int
+}
+
+// maxHeldAudio bounds the audio held ahead of the video: 5 s of 48 kHz AAC.
+// Past it (video stalled, or lost up to a keyframe) the oldest goes to the
+// open segment, or is dropped when there is none.
+const maxHeldAudio = 256
 
 // openSegment is the segment being written.
 type openSegment struct {
@@ -85,6 +103,11 @@ type openSegment struct {
 	meta     Segment
 	startDTS time.Duration
 	fragDTS  time.Duration
+	// audioFrom is the presentation time of the first keyframe: audio
+	// before it belongs to the segment before. videoEdge is the latest
+	// presentation time of a video frame written: audio up to it belongs
+	// here.
+	audioFrom, videoEdge time.Duration
 	seq      uint32
 	video    trackState
 	audio    *trackState
@@ -117,6 +140,7 @@ func (w *Writer) LastEnd() time.Time { return w.lastEnd }
 // segment is closed: a new run is a discontinuity.
 func (w *Writer) SetTracks(tracks []*media.Track) error {
 	w.Discontinuity()
+	w.dropHeld() // a new run's times have nothing to do with the last one's
 	w.tracks = tracks
 	w.videoIdx, w.audioIdx = -1, -1
 	for i, t := range tracks {
@@ -137,9 +161,10 @@ func (w *Writer) SetTracks(tracks []*media.Track) error {
 }
 
 // Discontinuity closes the open segment; the next segment starts at the next
-// keyframe with a fresh wall-clock start.
+// keyframe with a fresh wall-clock start. Audio held ahead of the video
+// waits for that segment.
 func (w *Writer) Discontinuity() {
-	w.closeSegment(0, false)
+	w.closeSegment(nil)
 	w.nextRun = time.Time{}
 	w.haveDTS = false
 }
@@ -148,7 +173,8 @@ func (w *Writer) Discontinuity() {
 // later WriteUnit allocates it again).
 func (w *Writer) Close() {
 	w.Discontinuity()
-	w.audioData, w.hdr, w.lens, w.iov = nil, nil, nil, nil
+	w.dropHeld()
+	w.audioData, w.hdr, w.lens, w.iov, w.held, w.heldData = nil, nil, nil, nil, nil, nil
 	w.frag, w.fragVideo.samples, w.fragAudio.samples = nil, nil, nil
 }
 
@@ -191,7 +217,7 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 		if !np.equal(w.params) {
 			if w.seg != nil {
 				w.cfg.Log.Info("parameter sets changed, closing segment")
-				w.closeSegment(u.DTS, true)
+				w.closeSegment(u)
 				w.nextRun = time.Time{}
 			}
 			w.params = np.clone()
@@ -199,7 +225,7 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 	}
 
 	if w.seg != nil && u.Key && u.DTS-w.seg.startDTS >= w.cfg.SegmentDuration {
-		w.closeSegment(u.DTS, true)
+		w.closeSegment(u)
 	}
 
 	if w.seg == nil {
@@ -215,6 +241,7 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 			w.drop("spool_write")
 			return err
 		}
+		w.seg.audioFrom, w.seg.videoEdge = u.PTS, u.PTS
 	}
 
 	s := w.seg
@@ -243,18 +270,72 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 	}
 	s.video.hold(abs, u.DTS, int32(toTicks(u.PTS-u.DTS, s.video.timescale)), u.Key, size)
 	s.frames++
+	s.videoEdge = max(s.videoEdge, u.PTS)
+	w.releaseAudio(s, s.videoEdge, true)
 	return nil
 }
 
+// writeAudio places an audio unit by its presentation time: in the open
+// segment when the video has been presented up to it, else held until the
+// video tells which segment it belongs to. Audio arrives ahead of the
+// video of the same time (a camera's video takes longer to encode, a
+// sender gathers audio frames into one packet, B-frames are presented
+// after they arrive), and audio that belongs to the next segment must not
+// be written at the end of this one. Audio from before the open segment's
+// first keyframe belongs to the segment before it, already finished: it is
+// dropped.
 func (w *Writer) writeAudio(u *media.Unit) {
 	s := w.seg
-	if s == nil || s.audio == nil || u.DTS < s.startDTS {
+	if s != nil && (s.audio == nil || u.DTS < s.audioFrom) {
 		return
 	}
-	abs := toTicks(u.DTS, s.audio.timescale)
+	if s != nil && len(w.held) == 0 && u.DTS <= s.videoEdge {
+		w.appendAudio(s, u.DTS, u.Payload)
+		return
+	}
+	if len(w.held) == maxHeldAudio {
+		if s != nil {
+			w.appendAudio(s, w.held[0].dts, w.heldData[:w.held[0].size])
+		}
+		w.shiftHeld()
+	}
+	w.held = append(w.held, heldAudio{dts: u.DTS, size: len(u.Payload)})
+	w.heldData = append(w.heldData, u.Payload...)
+}
+
+// appendAudio adds an audio sample to the open segment.
+func (w *Writer) appendAudio(s *openSegment, dts time.Duration, payload []byte) {
+	abs := toTicks(dts, s.audio.timescale)
 	s.audio.finish(abs)
-	w.audioData = append(w.audioData, u.Payload...)
-	s.audio.hold(abs, u.DTS, 0, true, uint32(len(u.Payload)))
+	w.audioData = append(w.audioData, payload...)
+	s.audio.hold(abs, dts, 0, true, uint32(len(payload)))
+}
+
+// releaseAudio moves the held audio up to until (included when incl) into
+// s; what comes before s's first keyframe is dropped.
+func (w *Writer) releaseAudio(s *openSegment, until time.Duration, incl bool) {
+	for len(w.held) > 0 {
+		h := w.held[0]
+		if h.dts > until || (h.dts == until && !incl) {
+			return
+		}
+		if s.audio != nil && h.dts >= s.audioFrom {
+			w.appendAudio(s, h.dts, w.heldData[:h.size])
+		}
+		w.shiftHeld()
+	}
+}
+
+// shiftHeld removes the oldest held audio unit.
+func (w *Writer) shiftHeld() {
+	n := w.held[0].size
+	w.heldData = w.heldData[:copy(w.heldData, w.heldData[n:])]
+	w.held = w.held[:copy(w.held, w.held[1:])]
+}
+
+// dropHeld forgets the held audio.
+func (w *Writer) dropHeld() {
+	w.held, w.heldData = w.held[:0], w.heldData[:0]
 }
 
 // openSegment starts a segment at keyframe u.
@@ -336,26 +417,43 @@ func (w *Writer) openSegment(u *media.Unit) error {
 	return nil
 }
 
-// closeSegment finishes the open segment. When endKnown, the last video
-// frame lasts until endDTS; otherwise it gets the previous frame's duration.
-func (w *Writer) closeSegment(endDTS time.Duration, endKnown bool) {
+// closeSegment finishes the open segment. When next, the keyframe that
+// starts the next segment, is known, the last video frame lasts until its
+// decoding time and the audio goes up to its presentation time; otherwise
+// the last frame gets the previous frame's duration (the last known one
+// for a segment of one frame) and the audio goes up to the end of the
+// latest frame presented.
+func (w *Writer) closeSegment(next *media.Unit) {
 	s := w.seg
 	if s == nil {
 		return
 	}
 	w.seg = nil
 	var videoEnd int64
-	if endKnown {
-		videoEnd = toTicks(endDTS, s.video.timescale)
+	var audioEnd time.Duration
+	if next != nil {
+		videoEnd = toTicks(next.DTS, s.video.timescale)
+		audioEnd = next.PTS
 	} else {
-		videoEnd = s.video.pendingTicks + int64(s.video.lastDur)
-		if s.video.lastDur == 0 {
-			videoEnd = s.video.pendingTicks + int64(s.video.defDur)
+		d := s.video.lastDur
+		if d == 0 {
+			d = w.lastFrameTicks
 		}
+		if d == 0 {
+			d = s.video.defDur
+		}
+		videoEnd = s.video.pendingTicks + int64(d)
+		audioEnd = s.videoEdge + fromTicks(int64(d), s.video.timescale)
 	}
 	s.video.finish(videoEnd)
+	if s.video.lastDur > 0 {
+		w.lastFrameTicks = s.video.lastDur
+	}
+	if s.audio != nil {
+		w.releaseAudio(s, audioEnd, false)
+	}
 	if s.audio != nil && s.audio.pending {
-		if s.audio.pendingDTS < s.startDTS+fromTicks(s.video.next, s.video.timescale) {
+		if s.audio.pendingDTS < audioEnd {
 			s.audio.finish(s.audio.pendingTicks + int64(s.audio.lastDur))
 		} else {
 			w.audioData = w.audioData[:len(w.audioData)-int(s.audio.pendingSize)]
