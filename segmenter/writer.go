@@ -108,11 +108,11 @@ type openSegment struct {
 	// presentation time of a video frame written: audio up to it belongs
 	// here.
 	audioFrom, videoEdge time.Duration
-	seq      uint32
-	video    trackState
-	audio    *trackState
-	frag     openFragment
-	frames   int
+	seq                  uint32
+	video                trackState
+	audio                *trackState
+	frag                 openFragment
+	frames               int
 }
 
 // NewWriter returns a Writer. Call SetTracks before WriteUnit.
