@@ -293,6 +293,9 @@ func (w *Writer) writeAudio(u *media.Unit) {
 		w.appendAudio(s, u.DTS, u.Payload)
 		return
 	}
+	if n := len(w.held); n > 0 && u.DTS <= w.held[n-1].dts {
+		return // back in time (the source moved the track): what is held stands
+	}
 	if len(w.held) == maxHeldAudio {
 		if s != nil {
 			w.appendAudio(s, w.held[0].dts, w.heldData[:w.held[0].size])
@@ -303,8 +306,13 @@ func (w *Writer) writeAudio(u *media.Unit) {
 	w.heldData = append(w.heldData, u.Payload...)
 }
 
-// appendAudio adds an audio sample to the open segment.
+// appendAudio adds an audio sample to the open segment, unless it goes
+// back in time: a source that moves its audio track back (to where the
+// camera's sender reports place it) does not overlap what is written.
 func (w *Writer) appendAudio(s *openSegment, dts time.Duration, payload []byte) {
+	if s.audio.pending && dts <= s.audio.pendingDTS {
+		return
+	}
 	abs := toTicks(dts, s.audio.timescale)
 	s.audio.finish(abs)
 	w.audioData = append(w.audioData, payload...)

@@ -19,6 +19,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/description"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
 	"github.com/bluenviron/gortsplib/v4/pkg/liberrors"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"go.uber.org/zap"
 
@@ -222,6 +223,11 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 	r.lastUnit.Store(time.Now().UnixNano())
 	for i, m := range r.medias {
 		h := r.handlers[i]
+		c.OnPacketRTCP(m, func(pkt rtcp.Packet) {
+			if sr, ok := pkt.(*rtcp.SenderReport); ok {
+				r.senderReport(i, sr.NTPTime, sr.RTPTime)
+			}
+		})
 		c.OnPacketRTP(m, r.formats[i], func(pkt *rtp.Packet) {
 			r.guard(c, func() {
 				p := fromPion(pkt)
@@ -326,10 +332,10 @@ func (r *reader) panicErr() error {
 
 // videoTicks puts a video frame's RTP timestamp on the session's time
 // axis (90 kHz ticks, camera jumps absorbed: timeline).
-func (r *reader) videoTicks(ts uint32, key bool, now time.Time) int64 {
+func (r *reader) videoTicks(ts uint32) int64 {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
-	return r.times.videoTicks(ts, key, now)
+	return r.times.videoTicks(ts)
 }
 
 // videoTimes maps a video frame's presentation and decoding times (ticks
@@ -343,6 +349,7 @@ func (r *reader) videoTicks(ts uint32, key bool, now time.Time) int64 {
 func (r *reader) videoTimes(pts, dts int64, now time.Time) (opts, odts time.Duration, wall time.Time) {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
+	r.times.videoDecoded(dts, now)
 	odts = r.clock.Video(ticksToDuration(dts, 90000), now)
 	opts = r.clock.Map(ticksToDuration(pts, 90000))
 	return opts, odts, r.clock.Wall(odts)
@@ -359,6 +366,16 @@ func (r *reader) otherTime(idx int, ts uint32, rate int, now time.Time) (time.Du
 	}
 	o := r.clock.Map(ticksToDuration(r.times.otherTicks(idx, ts, rate, now), rate))
 	return o, r.clock.Wall(o), true
+}
+
+// senderReport notes a sender report of track idx: the camera's clock
+// (NTP) at an RTP time of the track. The reports of the video track (the
+// first, newReader) and of another track put that track on the video's
+// axis (timeline.otherTicks).
+func (r *reader) senderReport(idx int, ntp uint64, rtpTime uint32) {
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	r.times.senderReport(idx, ntp, rtpTime)
 }
 
 // guard runs f, turning a panic into the end of c's session.
