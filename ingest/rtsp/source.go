@@ -4,6 +4,8 @@ package rtsp
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -112,7 +114,10 @@ func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 	if err != nil {
 		return err
 	}
-	if tr != nil && *tr == gortsplib.TransportTCP {
+	// Over rtsps, automatic transport plays over TCP: the media come
+	// inside the TLS connection, as secure as SRTP over UDP, whose key
+	// exchange (MIKEY) gortsplib's client cannot make with every server.
+	if tr == nil && u.Scheme == "rtsps" || tr != nil && *tr == gortsplib.TransportTCP {
 		return s.runTCP(ctx, u, sink)
 	}
 	return s.runClient(ctx, u, tr, sink)
@@ -217,6 +222,12 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 	}
 	for _, m := range r.medias {
 		if _, err := c.Setup(desc.BaseURL, m, 0, 0); err != nil {
+			if u.Scheme == "rtsps" && ctx.Err() == nil {
+				if _, ok := ingest.IsPermanent(classify(err)); !ok {
+					// SRTP's keys (MIKEY) not understood.
+					return ingest.Permanent(ingest.ReasonTransport, fmt.Errorf("secure rtp over udp: %w (use transport tcp)", err))
+				}
+			}
 			return classify(err)
 		}
 	}
@@ -285,6 +296,12 @@ func udpReadBuffer() int {
 
 // classify maps gortsplib errors to ingest errors.
 func classify(err error) error {
+	if untrustedCert(err) {
+		return ingest.Permanent(ingest.ReasonTLS, err)
+	}
+	if errors.Is(err, errNotTCP) {
+		return ingest.Permanent(ingest.ReasonTransport, err)
+	}
 	var bad liberrors.ErrClientBadStatusCode
 	if errors.As(err, &bad) {
 		switch bad.Code {
@@ -452,4 +469,16 @@ func (r *reader) deliver(u *media.Unit) {
 		r.lastUnit.Store(time.Now().UnixNano())
 	}
 	r.sink.Unit(u)
+}
+
+// untrustedCert reports whether err is an rtsps camera's certificate that
+// does not verify: not issued by a trusted authority, for another name,
+// expired. Retrying will not fix it; trusting the camera's authority
+// (SSL_CERT_FILE, SSL_CERT_DIR) or a new certificate will.
+func untrustedCert(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) || errors.As(err, &verify)
 }
