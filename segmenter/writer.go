@@ -60,14 +60,18 @@ type Writer struct {
 
 	seg *openSegment
 
+	// closing is the segment before seg while it waits for audio that
+	// arrives after the keyframe that ended it (lateAudio).
+	closing *openSegment
+
 	// Scratch space of the fragment writes, reused from fragment to
-	// fragment: the audio of the fragment being built (finished samples,
-	// then the pending one), the header region, the AVCC length prefixes
-	// and buffer list of one video unit.
-	audioData []byte
-	hdr       []byte
-	lens      []byte
-	iov       [][]byte
+	// fragment: the audio buffer of a finished segment (the next one
+	// takes it), the header region, the AVCC length prefixes and buffer
+	// list of one video unit.
+	spareAudio []byte
+	hdr        []byte
+	lens       []byte
+	iov        [][]byte
 
 	frag                 []*fragTrack
 	fragVideo, fragAudio fragTrack
@@ -106,13 +110,19 @@ type openSegment struct {
 	// audioFrom is the presentation time of the first keyframe: audio
 	// before it belongs to the segment before. videoEdge is the latest
 	// presentation time of a video frame written: audio up to it belongs
-	// here.
+	// here. Once the segment's video has ended, audioEnd is where its
+	// audio ends, and waitUntil the decoding time of video past which it
+	// waits no longer for late audio.
 	audioFrom, videoEdge time.Duration
-	seq                  uint32
-	video                trackState
-	audio                *trackState
-	frag                 openFragment
-	frames               int
+	audioEnd, waitUntil  time.Duration
+	// audioData holds the audio of the fragment being built (finished
+	// samples, then the pending one).
+	audioData []byte
+	seq       uint32
+	video     trackState
+	audio     *trackState
+	frag      openFragment
+	frames    int
 }
 
 // NewWriter returns a Writer. Call SetTracks before WriteUnit.
@@ -165,6 +175,7 @@ func (w *Writer) SetTracks(tracks []*media.Track) error {
 // waits for that segment.
 func (w *Writer) Discontinuity() {
 	w.closeSegment(nil)
+	w.finishClosing()
 	w.nextRun = time.Time{}
 	w.haveDTS = false
 }
@@ -174,7 +185,7 @@ func (w *Writer) Discontinuity() {
 func (w *Writer) Close() {
 	w.Discontinuity()
 	w.dropHeld()
-	w.audioData, w.hdr, w.lens, w.iov, w.held, w.heldData = nil, nil, nil, nil, nil, nil
+	w.spareAudio, w.hdr, w.lens, w.iov, w.held, w.heldData = nil, nil, nil, nil, nil, nil
 	w.frag, w.fragVideo.samples, w.fragAudio.samples = nil, nil, nil
 }
 
@@ -203,6 +214,9 @@ func (w *Writer) drop(reason string) {
 
 func (w *Writer) writeVideo(u *media.Unit) error {
 	u.Stored = media.Stored{}
+	if c := w.closing; c != nil && u.DTS >= c.waitUntil {
+		w.finishClosing()
+	}
 	if w.haveDTS {
 		step := u.DTS - w.lastDTS
 		if step <= 0 || step > w.cfg.MaxJump {
@@ -285,6 +299,15 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 // first keyframe belongs to the segment before it, already finished: it is
 // dropped.
 func (w *Writer) writeAudio(u *media.Unit) {
+	if c := w.closing; c != nil {
+		if u.DTS < c.audioEnd {
+			if u.DTS >= c.audioFrom {
+				w.appendAudio(c, u.DTS, u.Payload)
+			}
+			return
+		}
+		w.finishClosing() // its audio is all in
+	}
 	s := w.seg
 	if s != nil && (s.audio == nil || u.DTS < s.audioFrom) {
 		return
@@ -315,7 +338,7 @@ func (w *Writer) appendAudio(s *openSegment, dts time.Duration, payload []byte) 
 	}
 	abs := toTicks(dts, s.audio.timescale)
 	s.audio.finish(abs)
-	w.audioData = append(w.audioData, payload...)
+	s.audioData = append(s.audioData, payload...)
 	s.audio.hold(abs, dts, 0, true, uint32(len(payload)))
 }
 
@@ -410,14 +433,14 @@ func (w *Writer) openSegment(u *media.Unit) error {
 		f.abort()
 		return err
 	}
-	w.audioData = w.audioData[:0]
 	w.seg = &openSegment{
-		file:     f,
-		meta:     meta,
-		startDTS: u.DTS,
-		fragDTS:  u.DTS,
-		video:    trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
-		audio:    audio,
+		audioData: w.spareAudio[:0],
+		file:      f,
+		meta:      meta,
+		startDTS:  u.DTS,
+		fragDTS:   u.DTS,
+		video:     trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
+		audio:     audio,
 	}
 	// segment-relative ticks: subtract the base when finishing samples.
 	w.seg.video.next = 0
@@ -425,23 +448,25 @@ func (w *Writer) openSegment(u *media.Unit) error {
 	return nil
 }
 
-// closeSegment finishes the open segment. When next, the keyframe that
+// closeSegment ends the open segment. When next, the keyframe that
 // starts the next segment, is known, the last video frame lasts until its
 // decoding time and the audio goes up to its presentation time; otherwise
 // the last frame gets the previous frame's duration (the last known one
 // for a segment of one frame) and the audio goes up to the end of the
-// latest frame presented.
+// latest frame presented. The segment's key (start, duration) is settled
+// here; the file is finished at once, or, when audio up to its end is
+// still to come, once it has (lateAudio).
 func (w *Writer) closeSegment(next *media.Unit) {
 	s := w.seg
 	if s == nil {
 		return
 	}
 	w.seg = nil
+	w.finishClosing()
 	var videoEnd int64
-	var audioEnd time.Duration
 	if next != nil {
 		videoEnd = toTicks(next.DTS, s.video.timescale)
-		audioEnd = next.PTS
+		s.audioEnd = next.PTS
 	} else {
 		d := s.video.lastDur
 		if d == 0 {
@@ -451,20 +476,52 @@ func (w *Writer) closeSegment(next *media.Unit) {
 			d = s.video.defDur
 		}
 		videoEnd = s.video.pendingTicks + int64(d)
-		audioEnd = s.videoEdge + fromTicks(int64(d), s.video.timescale)
+		s.audioEnd = s.videoEdge + fromTicks(int64(d), s.video.timescale)
 	}
 	s.video.finish(videoEnd)
 	if s.video.lastDur > 0 {
 		w.lastFrameTicks = s.video.lastDur
 	}
-	if s.audio != nil {
-		w.releaseAudio(s, audioEnd, false)
+	s.meta.Duration = fromTicks(s.video.next, s.video.timescale)
+	s.meta.Frames = s.frames
+	if s.meta.Duration > 0 {
+		w.lastEnd = s.meta.End()
+		w.nextRun = s.meta.End()
 	}
+	if s.audio != nil {
+		w.releaseAudio(s, s.audioEnd, false)
+		if next != nil && len(w.held) == 0 && !(s.audio.pending && s.audio.pendingDTS+fromTicks(int64(max(s.audio.lastDur, s.audio.defDur)), s.audio.timescale) >= s.audioEnd) {
+			s.waitUntil = next.DTS + lateAudio
+			w.closing = s
+			return
+		}
+	}
+	w.finishSegment(s)
+}
+
+// lateAudio is how long a segment waits, in decoding time of the video
+// after it, for audio up to its end that arrives after the keyframe that
+// ended it: a sender that gathers audio frames into packets sends them
+// after the video of the same time (FFmpeg: up to 640 ms at 8 kHz).
+const lateAudio = time.Second
+
+// finishClosing finishes the segment waiting for late audio, if any.
+func (w *Writer) finishClosing() {
+	if c := w.closing; c != nil {
+		w.closing = nil
+		w.finishSegment(c)
+	}
+}
+
+// finishSegment writes what is left of an ended segment (its last
+// fragment, the audio up to its end) and hands the file to the spool.
+func (w *Writer) finishSegment(s *openSegment) {
+	defer func() { w.spareAudio = s.audioData[:0] }()
 	if s.audio != nil && s.audio.pending {
-		if s.audio.pendingDTS < audioEnd {
+		if s.audio.pendingDTS < s.audioEnd {
 			s.audio.finish(s.audio.pendingTicks + int64(s.audio.lastDur))
 		} else {
-			w.audioData = w.audioData[:len(w.audioData)-int(s.audio.pendingSize)]
+			s.audioData = s.audioData[:len(s.audioData)-int(s.audio.pendingSize)]
 		}
 		s.audio.pending = false
 	}
@@ -478,14 +535,10 @@ func (w *Writer) closeSegment(next *media.Unit) {
 		w.salvage(s)
 		return
 	}
-	s.meta.Duration = fromTicks(s.video.next, s.video.timescale)
-	s.meta.Frames = s.frames
 	if s.meta.Duration <= 0 {
 		s.file.abort()
 		return
 	}
-	w.lastEnd = s.meta.End()
-	w.nextRun = s.meta.End()
 	if err := s.file.finish(s.meta); err != nil {
 		w.cfg.Log.Error("finishing segment failed, recovering it from its fragments", zap.Error(err))
 		w.salvage(s)
