@@ -188,6 +188,12 @@ func (s *tcpSession) readLoop(r *reader, channels []int, ps *playState) error {
 			}
 		} else if p, err := parseRTP(payload); err != nil {
 			r.decodeError(err)
+		} else if len(r.medias[use.track].Formats) > 1 && p.pt != r.formats[use.track].PayloadType() {
+			// Another format of the media (a camera offering several in
+			// one media sends its first): not the one read. A media of one
+			// format takes any payload type (cameras that stamp another
+			// than their SDP's are recorded all the same).
+			r.decodeError(errPayloadTypeOther)
 		} else {
 			// One packet value for the session: handing the handler a
 			// pointer to a loop variable would put each packet on the heap.

@@ -302,6 +302,11 @@ func classify(err error) error {
 	if errors.Is(err, errNotTCP) {
 		return ingest.Permanent(ingest.ReasonTransport, err)
 	}
+	var sdpErr liberrors.ErrClientSDPInvalid
+	if errors.As(err, &sdpErr) {
+		// Not a session Vigia can read, whatever the retries.
+		return ingest.Permanent(ingest.ReasonUnsupported, err)
+	}
 	var bad liberrors.ErrClientBadStatusCode
 	if errors.As(err, &bad) {
 		switch bad.Code {
