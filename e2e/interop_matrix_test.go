@@ -453,6 +453,11 @@ func judgeCell(t *testing.T, st storage.Store, c cell, cl *clip, segs []stored) 
 		if c.peer != peerGst {
 			j.audioLate = 0.4
 		}
+		if c.lossy() && (i+1 >= len(segs) || hasGap(segs[i:i+2], 0) == 1) {
+			// Before a loss: the audio of its last frames may be lost
+			// with them (a relay discarding drops both).
+			j.audioLate = p.VideoSpan[1] - p.VideoSpan[0]
+		}
 		problems, first, last := j.judge(p)
 		if offs := j.syncOffsets(p, clipPositions(cl, p)); len(offs) > 0 {
 			t.Logf("%s segment %d: audio off the video by %.0f ms", c.name, i, 1000*offs[0])
