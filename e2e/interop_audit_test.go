@@ -217,6 +217,9 @@ type segmentJudgement struct {
 	// sync judges lip sync: for a peer whose timing is exact (its sender
 	// reports and packets agree with its clip).
 	sync bool
+	// audioLost: the segment ends at a loss, which took audio with it
+	// anywhere in it; its span is not judged.
+	audioLost bool
 }
 
 // judge checks one segment against the clip it was recorded from and
@@ -326,7 +329,7 @@ func (j segmentJudgement) judge(p *segmentProbe) (problems []string, firstPos, l
 		// first segment's may start late.
 		tol := 1024/float64(a.rate) + 1/float64(clipFPS)
 		as, vs := p.AudioSpan, p.VideoSpan
-		if (!j.first && as[0] > vs[0]+tol) || as[0] < vs[0]-tol || as[1] < vs[1]-tol-j.audioLate || as[1] > vs[1]+tol {
+		if !j.audioLost && ((!j.first && as[0] > vs[0]+tol) || as[0] < vs[0]-tol || as[1] < vs[1]-tol-j.audioLate || as[1] > vs[1]+tol) {
 			bad("audio spans %.3f-%.3f s, video %.3f-%.3f s", as[0], as[1], vs[0], vs[1])
 		}
 		if j.sync {

@@ -454,9 +454,11 @@ func judgeCell(t *testing.T, st storage.Store, c cell, cl *clip, segs []stored) 
 			j.audioLate = 0.4
 		}
 		if c.lossy() && (i+1 >= len(segs) || hasGap(segs[i:i+2], 0) == 1) {
-			// Before a loss: the audio of its last frames may be lost
-			// with them (a relay discarding drops both).
-			j.audioLate = p.VideoSpan[1] - p.VideoSpan[0]
+			// Before a loss: audio is lost with the video (a relay
+			// discarding drops both), and FFmpeg's audio, sent up to
+			// 0.4 s after the video of its time, is lost earlier in the
+			// segment than its video.
+			j.audioLost = true
 		}
 		problems, first, last := j.judge(p)
 		if offs := j.syncOffsets(p, clipPositions(cl, p)); len(offs) > 0 {
