@@ -23,7 +23,7 @@ import (
 
 const (
 	toneHz      = 440 // the audio clips' tone; beeps are four times higher
-	clipSeconds = 20 // long enough for four 2 s segments after a late join; never looped (FFmpeg's loop shifts timestamps at the seam)
+	clipSeconds = 20  // long enough for four 2 s segments after a late join; never looped (FFmpeg's loop shifts timestamps at the seam)
 	clipFPS     = 15
 	clipGOP     = 15 // a keyframe every second
 )
