@@ -11,6 +11,19 @@ APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libswresample-de
                        python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# MediaMTX, a peer of the interop matrix (e2e.TestInteropMatrix), from
+# ../shared/peers when it is there: unpacked into VIGIA_TOOLS once. Without
+# it (and without VIGIA_MEDIAMTX) the matrix's MediaMTX cells do not run,
+# and make test says so.
+PEERS_DIR ?= ../shared/peers
+ifneq ($(wildcard $(PEERS_DIR)/mediamtx.xz),)
+ifeq ($(origin VIGIA_MEDIAMTX),undefined)
+VIGIA_MEDIAMTX := $(VIGIA_TOOLS)/mediamtx
+MEDIAMTX_DEP   := $(VIGIA_MEDIAMTX)
+endif
+endif
+export VIGIA_MEDIAMTX
+
 TEST_TIMEOUT ?= 25m
 # Packages whose goroutines, locks and timers are tested again under the race
 # detector by make test.
@@ -33,6 +46,7 @@ run: deps-apt build
 test: deps lint test-go test-race
 
 test-go:
+	@[ -n "$(VIGIA_MEDIAMTX)" ] || echo "MediaMTX cells of the interop matrix will not run: no $(PEERS_DIR)/mediamtx.xz and VIGIA_MEDIAMTX unset"
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 test-race:
@@ -64,12 +78,16 @@ deps-apt:
 	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
 	fi
 
-deps-tools: $(VIGIA_TOOLS)/minio $(VIGIA_TOOLS)/staticcheck
+deps-tools: $(VIGIA_TOOLS)/minio $(VIGIA_TOOLS)/staticcheck $(MEDIAMTX_DEP)
 
 $(VIGIA_TOOLS)/minio:
 	@echo "building MinIO $(MINIO_VERSION) into $(VIGIA_TOOLS) (once; a few minutes)"
 	mkdir -p $(VIGIA_TOOLS)
 	GOBIN=$(VIGIA_TOOLS) GOFLAGS=-mod=mod $(GO) install github.com/minio/minio@$(MINIO_VERSION)
+
+$(VIGIA_TOOLS)/mediamtx: $(PEERS_DIR)/mediamtx.xz
+	mkdir -p $(VIGIA_TOOLS)
+	xz -dc $< > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 
 $(VIGIA_TOOLS)/staticcheck:
 	mkdir -p $(VIGIA_TOOLS)

@@ -12,6 +12,8 @@ const (
 	ReasonUnsupported = "unsupported codec"
 	ReasonBadURL      = "invalid camera url"
 	ReasonForbidden   = "address not allowed"
+	ReasonTLS         = "certificate not trusted"
+	ReasonTransport   = "unsupported transport"
 )
 
 // ErrUnsupportedScheme is returned for a URL scheme no driver handles.

@@ -139,7 +139,7 @@ func (w *Writer) flushFragment(s *openSegment, why fragEnd) error {
 	var audio []byte
 	if s.audio != nil && s.audio.take(&w.fragAudio, room) {
 		tracks = append(tracks, &w.fragAudio)
-		audio = w.audioData[:w.fragAudio.bytes]
+		audio = s.audioData[:w.fragAudio.bytes]
 	}
 	w.frag = tracks
 	if len(tracks) == 0 {
@@ -166,7 +166,7 @@ func (w *Writer) flushFragment(s *openSegment, why fragEnd) error {
 			err = s.file.writeAt(f.start, hdr)
 		}
 	}
-	w.audioData = w.audioData[:copy(w.audioData, w.audioData[len(audio):])]
+	s.audioData = s.audioData[:copy(s.audioData, s.audioData[len(audio):])]
 	if err != nil {
 		return err
 	}

@@ -233,10 +233,14 @@ func checkSamples(t *testing.T, st *tinyStream, b []byte, initEnd int) fmp4.Part
 	var video, audio []want
 	var vu, au []*media.Unit
 	for _, u := range st.units {
-		switch {
-		case u.Track == 0:
+		if u.Track == 0 {
 			vu = append(vu, u)
-		case len(vu) > 0: // audio before the first keyframe has no segment
+		}
+	}
+	for _, u := range st.units {
+		// Audio from the first keyframe's presentation on: what comes
+		// before it belongs to no segment.
+		if u.Track == 1 && u.DTS >= vu[0].PTS {
 			au = append(au, u)
 		}
 	}

@@ -60,14 +60,18 @@ type Writer struct {
 
 	seg *openSegment
 
+	// closing is the segment before seg while it waits for audio that
+	// arrives after the keyframe that ended it (lateAudio).
+	closing *openSegment
+
 	// Scratch space of the fragment writes, reused from fragment to
-	// fragment: the audio of the fragment being built (finished samples,
-	// then the pending one), the header region, the AVCC length prefixes
-	// and buffer list of one video unit.
-	audioData []byte
-	hdr       []byte
-	lens      []byte
-	iov       [][]byte
+	// fragment: the audio buffer of a finished segment (the next one
+	// takes it), the header region, the AVCC length prefixes and buffer
+	// list of one video unit.
+	spareAudio []byte
+	hdr        []byte
+	lens       []byte
+	iov        [][]byte
 
 	frag                 []*fragTrack
 	fragVideo, fragAudio fragTrack
@@ -76,8 +80,26 @@ type Writer struct {
 	lastEnd              time.Time // end of the last finished segment
 	lastDTS              time.Duration
 	haveDTS              bool
+	lastFrameTicks       uint32 // duration of the last video frame whose duration was known, 90 kHz
 	buf                  seekablebuffer.Buffer
+
+	// Audio ahead of the video (heldAudio), its payloads back to back.
+	held     []heldAudio
+	heldData []byte
 }
+
+// heldAudio is an audio unit the video has not caught up with: whether it
+// belongs to the open segment or the next one is known once a video frame
+// is presented after it, or a keyframe starts the next segment before it.
+type heldAudio struct {
+	dts  time.Duration
+	size int
+}
+
+// maxHeldAudio bounds the audio held ahead of the video: 5 s of 48 kHz AAC.
+// Past it (video stalled, or lost up to a keyframe) the oldest goes to the
+// open segment, or is dropped when there is none.
+const maxHeldAudio = 256
 
 // openSegment is the segment being written.
 type openSegment struct {
@@ -85,11 +107,22 @@ type openSegment struct {
 	meta     Segment
 	startDTS time.Duration
 	fragDTS  time.Duration
-	seq      uint32
-	video    trackState
-	audio    *trackState
-	frag     openFragment
-	frames   int
+	// audioFrom is the presentation time of the first keyframe: audio
+	// before it belongs to the segment before. videoEdge is the latest
+	// presentation time of a video frame written: audio up to it belongs
+	// here. Once the segment's video has ended, audioEnd is where its
+	// audio ends, and waitUntil the decoding time of video past which it
+	// waits no longer for late audio.
+	audioFrom, videoEdge time.Duration
+	audioEnd, waitUntil  time.Duration
+	// audioData holds the audio of the fragment being built (finished
+	// samples, then the pending one).
+	audioData []byte
+	seq       uint32
+	video     trackState
+	audio     *trackState
+	frag      openFragment
+	frames    int
 }
 
 // NewWriter returns a Writer. Call SetTracks before WriteUnit.
@@ -117,6 +150,7 @@ func (w *Writer) LastEnd() time.Time { return w.lastEnd }
 // segment is closed: a new run is a discontinuity.
 func (w *Writer) SetTracks(tracks []*media.Track) error {
 	w.Discontinuity()
+	w.dropHeld() // a new run's times have nothing to do with the last one's
 	w.tracks = tracks
 	w.videoIdx, w.audioIdx = -1, -1
 	for i, t := range tracks {
@@ -137,9 +171,11 @@ func (w *Writer) SetTracks(tracks []*media.Track) error {
 }
 
 // Discontinuity closes the open segment; the next segment starts at the next
-// keyframe with a fresh wall-clock start.
+// keyframe with a fresh wall-clock start. Audio held ahead of the video
+// waits for that segment.
 func (w *Writer) Discontinuity() {
-	w.closeSegment(0, false)
+	w.closeSegment(nil)
+	w.finishClosing()
 	w.nextRun = time.Time{}
 	w.haveDTS = false
 }
@@ -148,7 +184,8 @@ func (w *Writer) Discontinuity() {
 // later WriteUnit allocates it again).
 func (w *Writer) Close() {
 	w.Discontinuity()
-	w.audioData, w.hdr, w.lens, w.iov = nil, nil, nil, nil
+	w.dropHeld()
+	w.spareAudio, w.hdr, w.lens, w.iov, w.held, w.heldData = nil, nil, nil, nil, nil, nil
 	w.frag, w.fragVideo.samples, w.fragAudio.samples = nil, nil, nil
 }
 
@@ -177,6 +214,9 @@ func (w *Writer) drop(reason string) {
 
 func (w *Writer) writeVideo(u *media.Unit) error {
 	u.Stored = media.Stored{}
+	if c := w.closing; c != nil && u.DTS >= c.waitUntil {
+		w.finishClosing()
+	}
 	if w.haveDTS {
 		step := u.DTS - w.lastDTS
 		if step <= 0 || step > w.cfg.MaxJump {
@@ -191,7 +231,7 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 		if !np.equal(w.params) {
 			if w.seg != nil {
 				w.cfg.Log.Info("parameter sets changed, closing segment")
-				w.closeSegment(u.DTS, true)
+				w.closeSegment(u)
 				w.nextRun = time.Time{}
 			}
 			w.params = np.clone()
@@ -199,7 +239,7 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 	}
 
 	if w.seg != nil && u.Key && u.DTS-w.seg.startDTS >= w.cfg.SegmentDuration {
-		w.closeSegment(u.DTS, true)
+		w.closeSegment(u)
 	}
 
 	if w.seg == nil {
@@ -215,6 +255,7 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 			w.drop("spool_write")
 			return err
 		}
+		w.seg.audioFrom, w.seg.videoEdge = u.PTS, u.PTS
 	}
 
 	s := w.seg
@@ -243,18 +284,89 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 	}
 	s.video.hold(abs, u.DTS, int32(toTicks(u.PTS-u.DTS, s.video.timescale)), u.Key, size)
 	s.frames++
+	s.videoEdge = max(s.videoEdge, u.PTS)
+	w.releaseAudio(s, s.videoEdge, true)
 	return nil
 }
 
+// writeAudio places an audio unit by its presentation time: in the open
+// segment when the video has been presented up to it, else held until the
+// video tells which segment it belongs to. Audio arrives ahead of the
+// video of the same time (a camera's video takes longer to encode, a
+// sender gathers audio frames into one packet, B-frames are presented
+// after they arrive), and audio that belongs to the next segment must not
+// be written at the end of this one. Audio from before the open segment's
+// first keyframe belongs to the segment before it, already finished: it is
+// dropped.
 func (w *Writer) writeAudio(u *media.Unit) {
+	if c := w.closing; c != nil {
+		if u.DTS < c.audioEnd {
+			if u.DTS >= c.audioFrom {
+				w.appendAudio(c, u.DTS, u.Payload)
+			}
+			return
+		}
+		w.finishClosing() // its audio is all in
+	}
 	s := w.seg
-	if s == nil || s.audio == nil || u.DTS < s.startDTS {
+	if s != nil && (s.audio == nil || u.DTS < s.audioFrom) {
 		return
 	}
-	abs := toTicks(u.DTS, s.audio.timescale)
+	if s != nil && len(w.held) == 0 && u.DTS <= s.videoEdge {
+		w.appendAudio(s, u.DTS, u.Payload)
+		return
+	}
+	if n := len(w.held); n > 0 && u.DTS <= w.held[n-1].dts {
+		return // back in time (the source moved the track): what is held stands
+	}
+	if len(w.held) == maxHeldAudio {
+		if s != nil {
+			w.appendAudio(s, w.held[0].dts, w.heldData[:w.held[0].size])
+		}
+		w.shiftHeld()
+	}
+	w.held = append(w.held, heldAudio{dts: u.DTS, size: len(u.Payload)})
+	w.heldData = append(w.heldData, u.Payload...)
+}
+
+// appendAudio adds an audio sample to the open segment, unless it goes
+// back in time: a source that moves its audio track back (to where the
+// camera's sender reports place it) does not overlap what is written.
+func (w *Writer) appendAudio(s *openSegment, dts time.Duration, payload []byte) {
+	if s.audio.pending && dts <= s.audio.pendingDTS {
+		return
+	}
+	abs := toTicks(dts, s.audio.timescale)
 	s.audio.finish(abs)
-	w.audioData = append(w.audioData, u.Payload...)
-	s.audio.hold(abs, u.DTS, 0, true, uint32(len(u.Payload)))
+	s.audioData = append(s.audioData, payload...)
+	s.audio.hold(abs, dts, 0, true, uint32(len(payload)))
+}
+
+// releaseAudio moves the held audio up to until (included when incl) into
+// s; what comes before s's first keyframe is dropped.
+func (w *Writer) releaseAudio(s *openSegment, until time.Duration, incl bool) {
+	for len(w.held) > 0 {
+		h := w.held[0]
+		if h.dts > until || (h.dts == until && !incl) {
+			return
+		}
+		if s.audio != nil && h.dts >= s.audioFrom {
+			w.appendAudio(s, h.dts, w.heldData[:h.size])
+		}
+		w.shiftHeld()
+	}
+}
+
+// shiftHeld removes the oldest held audio unit.
+func (w *Writer) shiftHeld() {
+	n := w.held[0].size
+	w.heldData = w.heldData[:copy(w.heldData, w.heldData[n:])]
+	w.held = w.held[:copy(w.held, w.held[1:])]
+}
+
+// dropHeld forgets the held audio.
+func (w *Writer) dropHeld() {
+	w.held, w.heldData = w.held[:0], w.heldData[:0]
 }
 
 // openSegment starts a segment at keyframe u.
@@ -321,14 +433,14 @@ func (w *Writer) openSegment(u *media.Unit) error {
 		f.abort()
 		return err
 	}
-	w.audioData = w.audioData[:0]
 	w.seg = &openSegment{
-		file:     f,
-		meta:     meta,
-		startDTS: u.DTS,
-		fragDTS:  u.DTS,
-		video:    trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
-		audio:    audio,
+		audioData: w.spareAudio[:0],
+		file:      f,
+		meta:      meta,
+		startDTS:  u.DTS,
+		fragDTS:   u.DTS,
+		video:     trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
+		audio:     audio,
 	}
 	// segment-relative ticks: subtract the base when finishing samples.
 	w.seg.video.next = 0
@@ -336,29 +448,80 @@ func (w *Writer) openSegment(u *media.Unit) error {
 	return nil
 }
 
-// closeSegment finishes the open segment. When endKnown, the last video
-// frame lasts until endDTS; otherwise it gets the previous frame's duration.
-func (w *Writer) closeSegment(endDTS time.Duration, endKnown bool) {
+// closeSegment ends the open segment. When next, the keyframe that
+// starts the next segment, is known, the last video frame lasts until its
+// decoding time and the audio goes up to its presentation time; otherwise
+// the last frame gets the previous frame's duration (the last known one
+// for a segment of one frame) and the audio goes up to the end of the
+// latest frame presented. The segment's key (start, duration) is settled
+// here; the file is finished at once, or, when audio up to its end is
+// still to come, once it has (lateAudio).
+func (w *Writer) closeSegment(next *media.Unit) {
 	s := w.seg
 	if s == nil {
 		return
 	}
 	w.seg = nil
+	w.finishClosing()
 	var videoEnd int64
-	if endKnown {
-		videoEnd = toTicks(endDTS, s.video.timescale)
+	if next != nil {
+		videoEnd = toTicks(next.DTS, s.video.timescale)
+		s.audioEnd = next.PTS
 	} else {
-		videoEnd = s.video.pendingTicks + int64(s.video.lastDur)
-		if s.video.lastDur == 0 {
-			videoEnd = s.video.pendingTicks + int64(s.video.defDur)
+		d := s.video.lastDur
+		if d == 0 {
+			d = w.lastFrameTicks
 		}
+		if d == 0 {
+			d = s.video.defDur
+		}
+		videoEnd = s.video.pendingTicks + int64(d)
+		s.audioEnd = s.videoEdge + fromTicks(int64(d), s.video.timescale)
 	}
 	s.video.finish(videoEnd)
+	if s.video.lastDur > 0 {
+		w.lastFrameTicks = s.video.lastDur
+	}
+	s.meta.Duration = fromTicks(s.video.next, s.video.timescale)
+	s.meta.Frames = s.frames
+	if s.meta.Duration > 0 {
+		w.lastEnd = s.meta.End()
+		w.nextRun = s.meta.End()
+	}
+	if s.audio != nil {
+		w.releaseAudio(s, s.audioEnd, false)
+		if next != nil && len(w.held) == 0 && !(s.audio.pending && s.audio.pendingDTS+fromTicks(int64(max(s.audio.lastDur, s.audio.defDur)), s.audio.timescale) >= s.audioEnd) {
+			s.waitUntil = next.DTS + lateAudio
+			w.closing = s
+			return
+		}
+	}
+	w.finishSegment(s)
+}
+
+// lateAudio is how long a segment waits, in decoding time of the video
+// after it, for audio up to its end that arrives after the keyframe that
+// ended it: a sender that gathers audio frames into packets sends them
+// after the video of the same time (FFmpeg: up to 640 ms at 8 kHz).
+const lateAudio = time.Second
+
+// finishClosing finishes the segment waiting for late audio, if any.
+func (w *Writer) finishClosing() {
+	if c := w.closing; c != nil {
+		w.closing = nil
+		w.finishSegment(c)
+	}
+}
+
+// finishSegment writes what is left of an ended segment (its last
+// fragment, the audio up to its end) and hands the file to the spool.
+func (w *Writer) finishSegment(s *openSegment) {
+	defer func() { w.spareAudio = s.audioData[:0] }()
 	if s.audio != nil && s.audio.pending {
-		if s.audio.pendingDTS < s.startDTS+fromTicks(s.video.next, s.video.timescale) {
+		if s.audio.pendingDTS < s.audioEnd {
 			s.audio.finish(s.audio.pendingTicks + int64(s.audio.lastDur))
 		} else {
-			w.audioData = w.audioData[:len(w.audioData)-int(s.audio.pendingSize)]
+			s.audioData = s.audioData[:len(s.audioData)-int(s.audio.pendingSize)]
 		}
 		s.audio.pending = false
 	}
@@ -372,14 +535,10 @@ func (w *Writer) closeSegment(endDTS time.Duration, endKnown bool) {
 		w.salvage(s)
 		return
 	}
-	s.meta.Duration = fromTicks(s.video.next, s.video.timescale)
-	s.meta.Frames = s.frames
 	if s.meta.Duration <= 0 {
 		s.file.abort()
 		return
 	}
-	w.lastEnd = s.meta.End()
-	w.nextRun = s.meta.End()
 	if err := s.file.finish(s.meta); err != nil {
 		w.cfg.Log.Error("finishing segment failed, recovering it from its fragments", zap.Error(err))
 		w.salvage(s)

@@ -143,6 +143,7 @@ type aacTrack struct {
 	// them until the last fragment arrives, and by then the buffer the
 	// packet came in (the session's read buffer) holds other packets.
 	frags []byte
+	fix   aacFragments // fragments sized the RFC 3640 way
 }
 
 func (a *aacTrack) packet(p *rtpPacket, now time.Time) {
@@ -153,6 +154,7 @@ func (a *aacTrack) packet(p *rtpPacket, now time.Time) {
 		// Earlier fragments stay where they are if append moves frags.
 		payload = a.frags[n:len(a.frags):len(a.frags)]
 	}
+	a.fix.normalize(payload, p.marker, a.dec.SizeLength, a.dec.IndexLength)
 	a.pkt.Marker, a.pkt.SequenceNumber, a.pkt.Timestamp, a.pkt.Payload = p.marker, p.seq, p.ts, payload
 	aus, err := a.dec.Decode(&a.pkt)
 	a.pkt.Payload = nil

@@ -12,6 +12,10 @@ var (
 	errRTPShort   = errors.New("rtp packet too short")
 	errRTPVersion = errors.New("rtp version is not 2")
 	errRTPPadding = errors.New("rtp padding larger than the packet")
+
+	// errPayloadTypeOther is reported for a packet of a format other
+	// than the one read in its media.
+	errPayloadTypeOther = errors.New("rtp payload type of another format")
 )
 
 // rtpPacket is the part of an RTP packet the depacketizers use. Its payload

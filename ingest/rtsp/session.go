@@ -18,6 +18,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/headers"
 	"github.com/bluenviron/gortsplib/v4/pkg/liberrors"
 	"github.com/bluenviron/gortsplib/v4/pkg/sdp"
+	psdp "github.com/pion/sdp/v3"
 )
 
 // A tcpSession is one RTSP session whose RTP comes interleaved on the RTSP
@@ -352,8 +353,8 @@ func (s *tcpSession) description(res *base.Response, u *base.URL) (*description.
 	if err := ssd.Unmarshal(res.Body); err != nil {
 		return nil, liberrors.ErrClientSDPInvalid{Err: err}
 	}
-	var desc description.Session
-	if err := desc.Unmarshal(&ssd); err != nil {
+	desc, err := lenientDescription(&ssd)
+	if err != nil {
 		return nil, liberrors.ErrClientSDPInvalid{Err: err}
 	}
 	base, err := findBaseURL(&ssd, res, u)
@@ -361,6 +362,36 @@ func (s *tcpSession) description(res *base.Response, u *base.URL) (*description.
 		return nil, err
 	}
 	desc.BaseURL = base
+	return desc, nil
+}
+
+// lenientDescription reads the medias of ssd, leaving out those that do
+// not parse (an AAC track without its config, an unknown format's bad
+// attributes) when others do: one bad track of a camera must not keep its
+// video from being recorded. With none that parses, the first error.
+func lenientDescription(ssd *sdp.SessionDescription) (*description.Session, error) {
+	var desc description.Session
+	err := desc.Unmarshal(ssd)
+	if err == nil {
+		return &desc, nil
+	}
+	kept := *ssd
+	kept.MediaDescriptions = nil
+	for _, m := range ssd.MediaDescriptions {
+		one := *ssd
+		one.MediaDescriptions = []*psdp.MediaDescription{m}
+		var d description.Session
+		if d.Unmarshal(&one) == nil {
+			kept.MediaDescriptions = append(kept.MediaDescriptions, m)
+		}
+	}
+	if len(kept.MediaDescriptions) == 0 {
+		return nil, err
+	}
+	desc = description.Session{}
+	if err := desc.Unmarshal(&kept); err != nil {
+		return nil, err
+	}
 	return &desc, nil
 }
 

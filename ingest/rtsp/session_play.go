@@ -82,19 +82,22 @@ func (st *rtpStats) packet(p *rtpPacket) {
 	st.extSeq.Store(st.cycles<<16 | uint32(st.maxSeq))
 }
 
-// senderReports notes the sender reports of an RTCP compound packet.
-func (st *rtpStats) senderReports(b []byte, now time.Time) {
+// senderReports notes the sender reports of an RTCP compound packet, and
+// returns the NTP and RTP times of the last one (ok false without one).
+func (st *rtpStats) senderReports(b []byte, now time.Time) (ntp uint64, rtpTime uint32, ok bool) {
 	for len(b) >= 4 {
 		n := 4 * (int(binary.BigEndian.Uint16(b[2:])) + 1)
 		if n > len(b) {
 			return
 		}
-		if b[1] == 200 && n >= 28 { // SR: header, SSRC, NTP (64), ...
-			st.lsr.Store(uint32(binary.BigEndian.Uint64(b[8:]) >> 16))
+		if b[1] == 200 && n >= 28 { // SR: header, SSRC, NTP (64), RTP time, ...
+			ntp, rtpTime, ok = binary.BigEndian.Uint64(b[8:]), binary.BigEndian.Uint32(b[16:]), true
+			st.lsr.Store(uint32(ntp >> 16))
 			st.lsrAt.Store(now.UnixNano())
 		}
 		b = b[n:]
 	}
+	return
 }
 
 // report is the receiver report block of the track.
@@ -180,9 +183,17 @@ func (s *tcpSession) readLoop(r *reader, channels []int, ps *playState) error {
 		now := time.Now()
 		st := &ps.stats[use.track]
 		if use.rtcp {
-			st.senderReports(payload, now)
+			if ntp, ts, ok := st.senderReports(payload, now); ok {
+				r.senderReport(use.track, ntp, ts)
+			}
 		} else if p, err := parseRTP(payload); err != nil {
 			r.decodeError(err)
+		} else if len(r.medias[use.track].Formats) > 1 && p.pt != r.formats[use.track].PayloadType() {
+			// Another format of the media (a camera offering several in
+			// one media sends its first): not the one read. A media of one
+			// format takes any payload type (cameras that stamp another
+			// than their SDP's are recorded all the same).
+			r.decodeError(errPayloadTypeOther)
 		} else {
 			// One packet value for the session: handing the handler a
 			// pointer to a loop variable would put each packet on the heap.

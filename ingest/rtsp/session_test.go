@@ -16,6 +16,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/description"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph264"
+	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph265"
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtpmpeg4audio"
 	"github.com/pion/rtp"
 
@@ -37,6 +38,14 @@ type scriptedCamera struct {
 	stream bool                  // send media after PLAY (else stall)
 	public string
 	flood  int // loops of the clip sent as fast as the client reads, each write given 5 s (0: two loops, 15 units a second)
+
+	// A camera's own DESCRIBE answer (testdata/cameras): its SDP, headers
+	// added to the answer, and the payload type and codec of the video
+	// it sends.
+	describe       []byte
+	describeHeader base.Header
+	videoPT        uint8
+	h265           bool
 
 	mu       sync.Mutex
 	methods  []base.Method
@@ -102,7 +111,11 @@ func (c *scriptedCamera) sdp(t *testing.T, clip *synth.Clip, audio *synth.AudioC
 
 func (c *scriptedCamera) serve(nc net.Conn) {
 	defer nc.Close()
-	clip, err := synth.Fixture(synth.CodecH264, true)
+	codec := synth.CodecH264
+	if c.h265 {
+		codec = synth.CodecH265
+	}
+	clip, err := synth.Fixture(codec, true)
 	if err != nil {
 		c.t.Error(err)
 		return
@@ -176,6 +189,13 @@ func (c *scriptedCamera) serve(nc net.Conn) {
 			res.Header["Content-Type"] = base.HeaderValue{"application/sdp"}
 			res.Header["Content-Base"] = base.HeaderValue{c.url() + "/"}
 			res.Body = c.sdp(c.t, clip, audio)
+			if c.describe != nil {
+				delete(res.Header, "Content-Base")
+				for k, v := range c.describeHeader {
+					res.Header[k] = v
+				}
+				res.Body = c.describe
+			}
 		case base.Setup:
 			ans := ""
 			if c.setup != nil {
@@ -214,9 +234,30 @@ func (c *scriptedCamera) serve(nc net.Conn) {
 // media sends the clip twice, 15 units a second, with its oddities.
 func (c *scriptedCamera) media(write func([]byte) error, clip *synth.Clip, audio *synth.AudioClip, playing <-chan struct{}) {
 	<-playing
-	venc := &rtph264.Encoder{PayloadType: 96, PacketizationMode: 1}
+	pt := c.videoPT
+	if pt == 0 {
+		pt = 96
+	}
+	var venc interface {
+		Encode([][]byte) ([]*rtp.Packet, error)
+	}
+	if c.h265 {
+		e := &rtph265.Encoder{PayloadType: pt}
+		if e.Init() != nil {
+			c.t.Error("h265 encoder")
+			return
+		}
+		venc = e
+	} else {
+		e := &rtph264.Encoder{PayloadType: pt, PacketizationMode: 1}
+		if e.Init() != nil {
+			c.t.Error("h264 encoder")
+			return
+		}
+		venc = e
+	}
 	aenc := &rtpmpeg4audio.Encoder{PayloadType: 97, SizeLength: 13, IndexLength: 3, IndexDeltaLength: 3}
-	if venc.Init() != nil || aenc.Init() != nil {
+	if aenc.Init() != nil {
 		c.t.Error("encoders")
 		return
 	}
@@ -239,12 +280,12 @@ func (c *scriptedCamera) media(write func([]byte) error, clip *synth.Clip, audio
 			n := loop*len(clip.Units) + i
 			ts := uint32(n * 6000)
 			var pkts []*rtp.Packet
-			if n == 1 {
+			if n == 1 && !c.h265 {
 				// One packet of 20 KB (a single NAL unit packet larger than
 				// the client's read buffer).
 				nalu := append([]byte{0x01}, bytes.Repeat([]byte{0x42}, 20<<10)...)
 				nalu = append(u.NALUs[0][:1:1], nalu[1:]...)
-				pkts = []*rtp.Packet{{Header: rtp.Header{Version: 2, PayloadType: 96, Marker: true}, Payload: nalu}}
+				pkts = []*rtp.Packet{{Header: rtp.Header{Version: 2, PayloadType: pt, Marker: true}, Payload: nalu}}
 			} else {
 				var err error
 				if pkts, err = venc.Encode(u.NALUs); err != nil {

@@ -4,6 +4,8 @@ package rtsp
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -19,6 +21,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/description"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
 	"github.com/bluenviron/gortsplib/v4/pkg/liberrors"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"go.uber.org/zap"
 
@@ -111,7 +114,10 @@ func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 	if err != nil {
 		return err
 	}
-	if tr != nil && *tr == gortsplib.TransportTCP {
+	// Over rtsps, automatic transport plays over TCP: the media come
+	// inside the TLS connection, as secure as SRTP over UDP, whose key
+	// exchange (MIKEY) gortsplib's client cannot make with every server.
+	if tr == nil && u.Scheme == "rtsps" || tr != nil && *tr == gortsplib.TransportTCP {
 		return s.runTCP(ctx, u, sink)
 	}
 	return s.runClient(ctx, u, tr, sink)
@@ -216,12 +222,23 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 	}
 	for _, m := range r.medias {
 		if _, err := c.Setup(desc.BaseURL, m, 0, 0); err != nil {
+			if u.Scheme == "rtsps" && ctx.Err() == nil {
+				if _, ok := ingest.IsPermanent(classify(err)); !ok {
+					// SRTP's keys (MIKEY) not understood.
+					return ingest.Permanent(ingest.ReasonTransport, fmt.Errorf("secure rtp over udp: %w (use transport tcp)", err))
+				}
+			}
 			return classify(err)
 		}
 	}
 	r.lastUnit.Store(time.Now().UnixNano())
 	for i, m := range r.medias {
 		h := r.handlers[i]
+		c.OnPacketRTCP(m, func(pkt rtcp.Packet) {
+			if sr, ok := pkt.(*rtcp.SenderReport); ok {
+				r.senderReport(i, sr.NTPTime, sr.RTPTime)
+			}
+		})
 		c.OnPacketRTP(m, r.formats[i], func(pkt *rtp.Packet) {
 			r.guard(c, func() {
 				p := fromPion(pkt)
@@ -279,6 +296,17 @@ func udpReadBuffer() int {
 
 // classify maps gortsplib errors to ingest errors.
 func classify(err error) error {
+	if untrustedCert(err) {
+		return ingest.Permanent(ingest.ReasonTLS, err)
+	}
+	if errors.Is(err, errNotTCP) {
+		return ingest.Permanent(ingest.ReasonTransport, err)
+	}
+	var sdpErr liberrors.ErrClientSDPInvalid
+	if errors.As(err, &sdpErr) {
+		// Not a session Vigia can read, whatever the retries.
+		return ingest.Permanent(ingest.ReasonUnsupported, err)
+	}
 	var bad liberrors.ErrClientBadStatusCode
 	if errors.As(err, &bad) {
 		switch bad.Code {
@@ -326,10 +354,10 @@ func (r *reader) panicErr() error {
 
 // videoTicks puts a video frame's RTP timestamp on the session's time
 // axis (90 kHz ticks, camera jumps absorbed: timeline).
-func (r *reader) videoTicks(ts uint32, key bool, now time.Time) int64 {
+func (r *reader) videoTicks(ts uint32) int64 {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
-	return r.times.videoTicks(ts, key, now)
+	return r.times.videoTicks(ts)
 }
 
 // videoTimes maps a video frame's presentation and decoding times (ticks
@@ -343,6 +371,7 @@ func (r *reader) videoTicks(ts uint32, key bool, now time.Time) int64 {
 func (r *reader) videoTimes(pts, dts int64, now time.Time) (opts, odts time.Duration, wall time.Time) {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
+	r.times.videoDecoded(dts, now)
 	odts = r.clock.Video(ticksToDuration(dts, 90000), now)
 	opts = r.clock.Map(ticksToDuration(pts, 90000))
 	return opts, odts, r.clock.Wall(odts)
@@ -359,6 +388,16 @@ func (r *reader) otherTime(idx int, ts uint32, rate int, now time.Time) (time.Du
 	}
 	o := r.clock.Map(ticksToDuration(r.times.otherTicks(idx, ts, rate, now), rate))
 	return o, r.clock.Wall(o), true
+}
+
+// senderReport notes a sender report of track idx: the camera's clock
+// (NTP) at an RTP time of the track. The reports of the video track (the
+// first, newReader) and of another track put that track on the video's
+// axis (timeline.otherTicks).
+func (r *reader) senderReport(idx int, ntp uint64, rtpTime uint32) {
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	r.times.senderReport(idx, ntp, rtpTime)
 }
 
 // guard runs f, turning a panic into the end of c's session.
@@ -435,4 +474,16 @@ func (r *reader) deliver(u *media.Unit) {
 		r.lastUnit.Store(time.Now().UnixNano())
 	}
 	r.sink.Unit(u)
+}
+
+// untrustedCert reports whether err is an rtsps camera's certificate that
+// does not verify: not issued by a trusted authority, for another name,
+// expired. Retrying will not fix it; trusting the camera's authority
+// (SSL_CERT_FILE, SSL_CERT_DIR) or a new certificate will.
+func untrustedCert(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) || errors.As(err, &verify)
 }

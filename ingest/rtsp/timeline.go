@@ -49,46 +49,156 @@ func (u *unwrapper) frame() int64 {
 	return max((u.horizon-u.first)/(u.n-1), 1)
 }
 
-// timeline puts the tracks of a session on one time axis, as gortsplib's
-// global decoder does: the video track starts at zero; another track
-// starts, at its first packet, where the video stands then (the video time
-// of its last keyframe plus the wall time since), and follows its own RTP
-// clock after that.
+// timeline puts the tracks of a session on one time axis. The video track
+// starts at zero. Another track is placed where the camera's sender
+// reports say it belongs, when the camera sends them for both tracks
+// (RFC 3550 6.4.1: each report ties an RTP time of its track to the
+// camera's clock); until then, where the video stands when its first
+// packet arrives: the video's decoding time on arrival, taken from the
+// least delayed video frame so far (a large keyframe arrives late; a
+// frame is sent at about its decoding time). It follows its own RTP clock
+// after that. After its first placeWindow it moves once so that its least
+// delayed frame arrived as late as the video's: a sender that gathers
+// several audio frames into one packet sends it when its last frame is
+// complete, the first one that long late. When the reports of both tracks
+// arrive, the track moves once to where they place it (within
+// maxReportShift; a camera whose reports disagree by more is left on
+// arrival times).
 type timeline struct {
-	video      *unwrapper
-	anchorAt   time.Time // arrival of the last video keyframe
-	anchorTick int64     // its video ticks (90 kHz)
-	others     map[int]*unwrapper
+	video *unwrapper
+
+	// The least delayed video frame: its arrival less its decoding time
+	// (ns on the local clock), and whether there is one.
+	leastDelay int64
+	haveDelay  bool
+
+	others  map[int]*otherTrack
+	reports map[int]senderReport // by track
 }
 
-// videoTicks unwraps a video timestamp; keyframes move the anchor.
-func (t *timeline) videoTicks(ts uint32, key bool, now time.Time) int64 {
-	var v int64
+// otherTrack is a track other than the video.
+type otherTrack struct {
+	u      *unwrapper
+	synced bool // placed by sender reports, or given up on them
+
+	// Placement by arrival: in its first placeWindow, the least delay of
+	// a frame (its arrival less its time on the axis, ns), and whether
+	// that placement is done.
+	since  time.Time
+	least  int64
+	placed bool
+}
+
+// placeWindow is how long a track placed by arrival times is watched for
+// its least delayed frame, before it is moved there once.
+const placeWindow = time.Second
+
+// senderReport is the last RTCP sender report of a track.
+type senderReport struct {
+	ntp uint64 // the camera's clock, NTP format (RFC 5905)
+	rtp uint32 // the track's RTP time at that instant
+}
+
+// maxReportShift bounds the move of a track to where sender reports place
+// it, away from where arrival times did: a camera whose reports are off
+// by more (tracks stamped from different clocks) is left on arrival times.
+const maxReportShift = 3 * time.Second
+
+// videoTicks unwraps a video timestamp.
+func (t *timeline) videoTicks(ts uint32) int64 {
 	if t.video == nil {
 		t.video = newUnwrapper(ts, 0, 90000)
-	} else {
-		v = t.video.next(ts)
+		return 0
 	}
-	if key || t.anchorAt.IsZero() {
-		t.anchorAt, t.anchorTick = now, v
+	return t.video.next(ts)
+}
+
+// videoDecoded notes the decoding time (ticks) of a video frame that
+// arrived at now.
+func (t *timeline) videoDecoded(dts int64, now time.Time) {
+	d := now.UnixNano() - int64(ticksToDuration(dts, 90000))
+	if !t.haveDelay || d < t.leastDelay {
+		t.leastDelay, t.haveDelay = d, true
 	}
-	return v
 }
 
 // started reports whether video has started the axis.
-func (t *timeline) started() bool { return t.video != nil }
+func (t *timeline) started() bool { return t.video != nil && t.haveDelay }
+
+// senderReport notes a sender report of track idx (0: the video).
+func (t *timeline) senderReport(idx int, ntp uint64, rtpTime uint32) {
+	if t.reports == nil {
+		t.reports = map[int]senderReport{}
+	}
+	t.reports[idx] = senderReport{ntp: ntp, rtp: rtpTime}
+}
+
+// reported returns where the sender reports place timestamp ts of track
+// idx (clock rate) on the video's axis, in ticks of rate, and whether
+// they do: reports of both tracks, and video started.
+func (t *timeline) reported(idx int, ts uint32, rate int) (int64, bool) {
+	a, okA := t.reports[idx]
+	v, okV := t.reports[0]
+	if !okA || !okV || t.video == nil {
+		return 0, false
+	}
+	// The camera's clock at ts, then the video's RTP time at that instant.
+	at := ntpNanos(a.ntp) + int64(ticksToDuration(int64(int32(ts-a.rtp)), rate))
+	vts := v.rtp + uint32(durationToTicks(time.Duration(at-ntpNanos(v.ntp)), 90000))
+	vt := t.video.ticks + int64(int32(vts-t.video.prev))
+	return vt * int64(rate) / 90000, true
+}
+
+// ntpNanos converts an NTP time to nanoseconds since its epoch.
+func ntpNanos(ntp uint64) int64 {
+	return int64(ntp>>32)*int64(time.Second) + int64((ntp&0xffffffff)*uint64(time.Second)>>32)
+}
 
 // otherTicks unwraps a timestamp of track idx, whose clock runs at rate.
 // Call it only after video started.
 func (t *timeline) otherTicks(idx int, ts uint32, rate int, now time.Time) int64 {
-	u := t.others[idx]
-	if u == nil {
-		if t.others == nil {
-			t.others = map[int]*unwrapper{}
-		}
-		start := t.anchorTick*int64(rate)/90000 + durationToTicks(now.Sub(t.anchorAt), rate)
-		t.others[idx] = newUnwrapper(ts, start, rate)
-		return start
+	if t.others == nil {
+		t.others = map[int]*otherTrack{}
 	}
-	return u.next(ts)
+	o := t.others[idx]
+	var ticks int64
+	if o == nil {
+		ticks = durationToTicks(time.Duration(now.UnixNano()-t.leastDelay), rate)
+		o = &otherTrack{u: newUnwrapper(ts, ticks, rate), since: now, least: t.leastDelay}
+		t.others[idx] = o
+	} else {
+		ticks = o.u.next(ts)
+	}
+	if !o.synced {
+		if r, ok := t.reported(idx, ts, rate); ok {
+			o.synced = true
+			if d := r - ticks; ticksToDuration(max(d, -d), rate) <= maxReportShift {
+				o.u.shift(d)
+				o.placed = true
+				return r
+			}
+		}
+	}
+	if !o.placed {
+		o.least = min(o.least, now.UnixNano()-int64(ticksToDuration(ticks, rate)))
+		if now.Sub(o.since) >= placeWindow {
+			o.placed = true
+			if d := time.Duration(o.least - t.leastDelay); d < -minPlaceShift || d > minPlaceShift {
+				o.u.shift(durationToTicks(d, rate))
+				ticks += durationToTicks(d, rate)
+			}
+		}
+	}
+	return ticks
+}
+
+// minPlaceShift is the least move of a track placed by arrival times:
+// arrivals jitter by a few milliseconds.
+const minPlaceShift = 10 * time.Millisecond
+
+// shift moves the count by d ticks.
+func (u *unwrapper) shift(d int64) {
+	u.ticks += d
+	u.horizon += d
+	u.first += d
 }

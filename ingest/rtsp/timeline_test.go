@@ -1,6 +1,9 @@
 package rtsp
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestUnwrapperAbsorbsJumps: RTP timestamps of a stream with B-frames, in
 // decoding order (presentation times going back and forth by up to three
@@ -39,5 +42,79 @@ func TestUnwrapperAbsorbsJumps(t *testing.T) {
 			}
 		}
 		prev = got
+	}
+}
+
+// TestTimelinePlacesAudio: another track starts where the video stands
+// when its first packet arrives, measured from the least delayed video
+// frame; a second later it moves to where its least delayed frame puts it
+// (a sender gathering audio frames into packets); the camera's sender
+// reports, before or after its first packet, place it for good; reports
+// that disagree by more than maxReportShift are left aside.
+func TestTimelinePlacesAudio(t *testing.T) {
+	const (
+		frame = 6000 // 15 fps at 90 kHz
+		rate  = 16000
+	)
+	base := time.Unix(1_700_000_000, 0)
+	frameDur := time.Second / 15
+	// ntp returns the NTP time of the camera's clock d after base.
+	ntp := func(d time.Duration) uint64 {
+		n := uint64(base.Add(d).UnixNano()) + 2208988800*uint64(time.Second)
+		return (n/uint64(time.Second))<<32 | (n%uint64(time.Second))<<32/uint64(time.Second)
+	}
+	const v0, a0 = 1000, 7000 // the tracks' first RTP times
+	for _, tc := range []struct {
+		name string
+		// gathered: audio frames come five to a packet, sent when the
+		// fifth is complete; else each frame 300 ms late (the sender's
+		// latency, which arrival times cannot tell).
+		gathered bool
+		// reportAt is the frame before which the sender reports arrive
+		// (-1: none); audioOff is how far they place audio off the video
+		// (as a camera whose reports are wrong would).
+		reportAt int
+		audioOff time.Duration
+		want     time.Duration // where the audio of the camera's second 1 lands
+	}{
+		{"arrival", false, -1, 0, time.Second + 295*time.Millisecond},
+		{"gathered", true, -1, 0, time.Second},
+		{"reports first", false, 0, 0, time.Second},
+		{"reports later", false, 30, 0, time.Second},
+		{"reports far off", false, 0, 10 * time.Second, time.Second + 295*time.Millisecond},
+		{"reports shift", false, 0, 100 * time.Millisecond, time.Second + 100*time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tl timeline
+			var got int64
+			for i := range 45 {
+				if i == tc.reportAt {
+					tl.senderReport(0, ntp(0), v0)
+					tl.senderReport(1, ntp(tc.audioOff), a0)
+				}
+				// Keyframes arrive 80 ms late, the other frames 5 ms.
+				late := 5 * time.Millisecond
+				if i%15 == 0 {
+					late = 80 * time.Millisecond
+				}
+				d := tl.videoTicks(uint32(v0 + i*frame))
+				tl.videoDecoded(d, base.Add(time.Duration(i)*frameDur+late))
+				// An audio frame a video frame long, from the camera's
+				// second 1 on.
+				if i >= 15 {
+					at := time.Duration(i-15) * frameDur
+					ts := uint32(a0 + rate + durationToTicks(at, rate))
+					arrival := base.Add(time.Duration(i)*frameDur + 300*time.Millisecond)
+					if tc.gathered {
+						arrival = base.Add(time.Duration(15+(i-15)/5*5+4)*frameDur + 5*time.Millisecond)
+					}
+					got = tl.otherTicks(1, ts, rate, arrival) - durationToTicks(at, rate)
+				}
+			}
+			want := durationToTicks(tc.want, rate)
+			if d := got - want; d < -rate/100 || d > rate/100 {
+				t.Errorf("audio of the camera's second 1 at %v, want %v", ticksToDuration(got, rate), ticksToDuration(want, rate))
+			}
+		})
 	}
 }

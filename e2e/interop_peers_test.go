@@ -1,0 +1,419 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vigia/vigia/testenv"
+)
+
+// The peers of the interop tests, RTSP servers and packetizers no one here
+// wrote: MediaMTX (when its binary is there), GStreamer's gst-rtsp-server,
+// and FFmpeg publishing into them or into a relay.
+
+// Certificates for RTSPS (e2e/testdata/tls): server.pem is issued for
+// 127.0.0.1 by the test CA in roots/, which the test process trusts the
+// way an operator trusts a camera's CA, through SSL_CERT_DIR (read by Go
+// when it first verifies a certificate); selfsigned.pem is trusted by no
+// one.
+var (
+	tlsCert, tlsKey             = mustAbs("testdata/tls/server.pem"), mustAbs("testdata/tls/server.key")
+	untrustedCert, untrustedKey = mustAbs("testdata/tls/selfsigned.pem"), mustAbs("testdata/tls/selfsigned.key")
+)
+
+func init() {
+	dirs := mustAbs("testdata/tls/roots")
+	if d := os.Getenv("SSL_CERT_DIR"); d != "" {
+		dirs += ":" + d
+	} else {
+		dirs += ":/etc/ssl/certs"
+	}
+	_ = os.Setenv("SSL_CERT_DIR", dirs)
+}
+
+func mustAbs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// findMediaMTX returns the MediaMTX binary: VIGIA_MEDIAMTX (make test sets
+// it from ../shared/peers/mediamtx.xz), or that file unpacked into the
+// user's cache directory when the tests run outside make. Without either
+// it returns why.
+func findMediaMTX() (string, error) {
+	if p := os.Getenv("VIGIA_MEDIAMTX"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("VIGIA_MEDIAMTX: %w", err)
+		}
+		return p, nil
+	}
+	var xzPath string
+	for _, p := range []string{"../../shared/peers/mediamtx.xz", "../shared/peers/mediamtx.xz"} {
+		if a, err := filepath.Abs(p); err == nil {
+			if _, err := os.Stat(a); err == nil {
+				xzPath = a
+				break
+			}
+		}
+	}
+	if xzPath == "" {
+		return "", fmt.Errorf("no MediaMTX binary: set VIGIA_MEDIAMTX, or provide ../shared/peers/mediamtx.xz")
+	}
+	mediamtxOnce.Do(func() { mediamtxBin, mediamtxErr = unpackMediaMTX(xzPath) })
+	if mediamtxErr != nil {
+		return "", fmt.Errorf("unpacking %s: %w", xzPath, mediamtxErr)
+	}
+	return mediamtxBin, nil
+}
+
+// mediamtxPath returns the MediaMTX binary, or skips the test saying why
+// it cannot run.
+func mediamtxPath(t *testing.T) string {
+	t.Helper()
+	p, err := findMediaMTX()
+	if err != nil {
+		t.Skipf("MediaMTX cells did not run: %v", err)
+	}
+	return p
+}
+
+var (
+	mediamtxOnce sync.Once
+	mediamtxBin  string
+	mediamtxErr  error
+)
+
+// unpackMediaMTX unpacks xzPath into the cache directory, named by its
+// content, unless it is there already.
+func unpackMediaMTX(xzPath string) (string, error) {
+	f, err := os.Open(xzPath)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(filepath.Dir(testenv.ToolsDir()), "peers")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "mediamtx-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	tmp, err := os.CreateTemp(dir, "mediamtx-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	cmd := exec.Command("xz", "-dc", xzPath)
+	cmd.Stdout = tmp
+	out := &lockedBuffer{}
+	cmd.Stderr = out
+	if err := cmd.Run(); err != nil {
+		_ = tmp.Close()
+		return "", fmt.Errorf("xz: %v: %s", err, out.String())
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return bin, os.Rename(tmp.Name(), bin)
+}
+
+// mediaMTX is a running MediaMTX that serves what is published to it
+// (RTSP or RTMP) and records nothing.
+type mediaMTX struct {
+	rtsp, rtsps, rtmp string // base URLs; rtsps empty without TLS
+	log               *lockedBuffer
+}
+
+// mediaMTXOptions are the settings of a MediaMTX beyond serving.
+type mediaMTXOptions struct {
+	// AuthMethods, when set ("basic", "digest"), protects reading the
+	// paths under a/ with viewerUser and viewerPass; the paths under o/,
+	// and publishing, stay open.
+	AuthMethods []string
+	// TLS serves RTSPS (and SRTP) beside RTSP, with the test CA's
+	// certificate.
+	TLS bool
+}
+
+// Credentials of the protected paths of the interop peers.
+const (
+	viewerUser = "viewer"
+	viewerPass = "s3cr3t@p!ss" // a character a URL must escape
+)
+
+// startMediaMTX runs MediaMTX on loopback ports chosen now, serving
+// anyone; it stops at the end of the test. Without a binary the test is
+// skipped.
+func startMediaMTX(t *testing.T) *mediaMTX {
+	t.Helper()
+	return startMediaMTXWith(t, mediamtxPath(t), mediaMTXOptions{})
+}
+
+// startMediaMTXWith runs the MediaMTX binary bin with opts.
+func startMediaMTXWith(t *testing.T, bin string, opts mediaMTXOptions) *mediaMTX {
+	t.Helper()
+	dir := t.TempDir()
+	rtspPort, rtmpPort := testenv.FreePort(t), testenv.FreePort(t)
+	rtpPort := freeUDPPair(t)
+	conf := fmt.Sprintf(`logLevel: info
+api: no
+metrics: no
+pprof: no
+playback: no
+hls: no
+webrtc: no
+srt: no
+moq: no
+rtmp: yes
+rtmpAddress: 127.0.0.1:%d
+rtspAddress: 127.0.0.1:%d
+rtpAddress: 127.0.0.1:%d
+rtcpAddress: 127.0.0.1:%d
+`, rtmpPort, rtspPort, rtpPort, rtpPort+1)
+	m := &mediaMTX{rtsp: fmt.Sprintf("rtsp://127.0.0.1:%d", rtspPort), rtmp: fmt.Sprintf("rtmp://127.0.0.1:%d", rtmpPort), log: &lockedBuffer{}}
+	if opts.TLS {
+		rtspsPort, srtpPort := testenv.FreePort(t), freeUDPPair(t)
+		conf += fmt.Sprintf(`rtspEncryption: optional
+rtspsAddress: 127.0.0.1:%d
+srtpAddress: 127.0.0.1:%d
+srtcpAddress: 127.0.0.1:%d
+rtspServerKey: %s
+rtspServerCert: %s
+`, rtspsPort, srtpPort, srtpPort+1, tlsKey, tlsCert)
+		m.rtsps = fmt.Sprintf("rtsps://127.0.0.1:%d", rtspsPort)
+	}
+	if len(opts.AuthMethods) > 0 {
+		conf += fmt.Sprintf(`rtspAuthMethods: [%s]
+authInternalUsers:
+  - user: any
+    permissions:
+      - action: publish
+      - action: read
+        path: "~^o/"
+  - user: %s
+    pass: %q
+    permissions:
+      - action: read
+`, strings.Join(opts.AuthMethods, ", "), viewerUser, viewerPass)
+	}
+	conf += "pathDefaults:\n  record: no\npaths:\n  all_others:\n"
+	confPath := filepath.Join(dir, "mediamtx.yml")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, confPath)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = m.log, m.log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			out := m.log.String()
+			if len(out) > 10000 {
+				out = out[len(out)-10000:]
+			}
+			t.Logf("mediamtx log (tail):\n%s", out)
+		}
+	})
+	waitFor(t, 15*time.Second, "mediamtx listening", func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", rtspPort))
+		if err != nil {
+			return false
+		}
+		_ = c.Close()
+		return true
+	})
+	return m
+}
+
+// publishing reports whether MediaMTX has a publisher on path.
+func (m *mediaMTX) publishing(path string) bool {
+	return strings.Contains(m.log.String(), "is publishing to path '"+path+"'")
+}
+
+// freeUDPPair returns an even UDP port whose next port is free too.
+func freeUDPPair(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		p := 20000 + 2*rand.IntN(15000)
+		a, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		b, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p+1))
+		_ = a.Close()
+		if err != nil {
+			continue
+		}
+		_ = b.Close()
+		return p
+	}
+	t.Fatal("no free pair of UDP ports")
+	return 0
+}
+
+// publish has FFmpeg send clip to url in real time (its own pace, no
+// encoding) until the clip ends or the test does.
+func publish(t *testing.T, clip, url string, format ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	args := append([]string{"-hide_banner", "-loglevel", "error", "-re", "-i", clip, "-c", "copy"}, format...)
+	cmd := exec.CommandContext(ctx, "ffmpeg", append(args, url)...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if out.String() != "" {
+			t.Logf("ffmpeg publishing %s: %s", url, out.String())
+		}
+	})
+}
+
+// gstServer is one server of gst_matrix_server.py.
+type gstServer struct {
+	Auth string `json:"auth,omitempty"` // "basic" or "digest"
+	User string `json:"user,omitempty"`
+	Pass string `json:"pass,omitempty"`
+	Cert string `json:"cert,omitempty"` // with Key: RTSPS
+	Key  string `json:"key,omitempty"`
+}
+
+// gstMount is a clip served by one of gst_matrix_server.py's servers.
+type gstMount struct {
+	Server   string `json:"server"`
+	Path     string `json:"path"`
+	File     string `json:"file"`
+	Video    string `json:"video"` // h264 or h265
+	Audio    bool   `json:"audio"`
+	InBand   bool   `json:"inband"`
+	AudioMTU int    `json:"audio_mtu,omitempty"`
+	TCPOnly  bool   `json:"tcp_only,omitempty"`
+}
+
+// startGstMatrix runs testdata/gst_matrix_server.py with these servers and
+// mounts and returns each server's port. It stops at the end of the test.
+func startGstMatrix(t *testing.T, servers map[string]gstServer, mounts []gstMount) map[string]int {
+	t.Helper()
+	conf, err := json.Marshal(map[string]any{"servers": servers, "mounts": mounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	confPath := filepath.Join(t.TempDir(), "gst.json")
+	if err := os.WriteFile(confPath, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Debian's python3-gi belongs to Debian's interpreter, which may not be
+	// the first python3 on PATH.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		python = "python3"
+	}
+	cmd := exec.Command(python, "testdata/gst_matrix_server.py", confPath)
+	cmd.Env = append(os.Environ(), "GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server stops when its standard input closes, even if the test
+	// process dies without killing it.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			out := stderr.String()
+			if len(out) > 20000 {
+				out = out[len(out)-20000:]
+			}
+			t.Logf("gst_matrix_server.py stderr (tail):\n%s", out)
+		}
+	})
+	type report struct {
+		ports map[string]int
+		ok    bool
+	}
+	ready := make(chan report, 1)
+	go func() {
+		ports := map[string]int{}
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var name string
+			var port int
+			if _, err := fmt.Sscanf(sc.Text(), "port %s %d", &name, &port); err == nil {
+				ports[name] = port
+			}
+			if sc.Text() == "ready" {
+				ready <- report{ports, true}
+				break
+			}
+		}
+		if len(ready) == 0 {
+			ready <- report{}
+		}
+		// Keep reading so the server never blocks on a full pipe.
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case r := <-ready:
+		if !r.ok {
+			t.Fatalf("gst_matrix_server.py exited before listening (run make deps for python3-gi and GStreamer):\n%s", stderr.String())
+		}
+		return r.ports
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gst_matrix_server.py did not report its ports in 30 s:\n%s", stderr.String())
+	}
+	return nil
+}
+
+// loadTLS loads a certificate and key of testdata/tls.
+func loadTLS(t *testing.T, cert, key string) *tls.Config {
+	t.Helper()
+	c, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{c}}
+}
