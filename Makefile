@@ -125,6 +125,7 @@ fuzz:
 	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzReadLoop$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzDepacketize$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzValidUnit$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzDescribe$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest/rtsp -run '^$$' -fuzz '^FuzzFrameAudio$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./audio -run '^$$' -fuzz '^FuzzOpusSamples$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzClock$$' -fuzztime $(FUZZTIME)
