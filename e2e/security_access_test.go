@@ -106,10 +106,12 @@ func gather(t *testing.T, a *app.App, api apiClient, token, cam string) (apiURLs
 	}
 	// The live stream is started first (its first request waits for a
 	// keyframe), so its short-lived URL below is read at once.
-	warm := api.call("GET", "/api/camera/"+cam+"/live-url?token="+token, nil, 200).(map[string]any)["data"].(string)
+	warm := api.call("GET", "/api/camera/"+cam+"/live-url?p=hls&token="+token, nil, 200).(map[string]any)["data"].(string)
 	waitFor(t, 20*time.Second, "live stream started", func() bool { s, _, _ := statusOf(warm); return s == 200 })
 
-	listed := api.call("GET", "/api/v4/cameras?token="+token, nil, 200).(map[string]any)["data"].([]any)[0].(map[string]any)
+	// The LL-HLS form of live_url (p=hls): its addresses can be read with
+	// GET; the WebRTC form carries the same token (live.WHEPURL).
+	listed := api.call("GET", "/api/v4/cameras?p=hls&token="+token, nil, 200).(map[string]any)["data"].([]any)[0].(map[string]any)
 	digest, hash, pd := listed["digest"].(string), listed["hash"].(string), url.QueryEscape(listed["player_digest"].(string))
 	since := strconv.FormatInt(now.Add(-time.Minute).UnixMilli(), 10)
 	ts := strconv.FormatInt(now.Unix(), 10)
@@ -140,7 +142,7 @@ func gather(t *testing.T, a *app.App, api apiClient, token, cam string) (apiURLs
 		t.Fatalf("player page: %.300s", page)
 	}
 	apiURLs = append(apiURLs, address{"page's live renewal", base + pc.Renew})
-	outside = append(outside, address{"page's live URL", pc.Live})
+	outside = append(outside, address{"page's live URL", strings.Replace(pc.Live, "/whep?", "/index.m3u8?", 1)})
 	// Recorded playlist: its segment addresses and their redirect targets.
 	_, vod, _ := statusOf(apiURLs[1].url)
 	for _, line := range strings.Split(vod, "\n") {
