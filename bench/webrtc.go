@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,6 +33,10 @@ type WebRTCPhase struct {
 	// sequences (a viewer's own drops).
 	FramesPerViewer float64 `json:"frames_per_viewer"`
 	LostPackets     int64   `json:"lost_packets"`
+	// UDPRcvbufErrors is the machine's count of UDP datagrams dropped for a
+	// full receive buffer during the window (/proc/net/snmp), -1 unknown:
+	// where the viewers' lost packets went.
+	UDPRcvbufErrors int64 `json:"udp_rcvbuf_errors"`
 	WindowS         float64 `json:"window_s"`
 	Err             string  `json:"error,omitempty"`
 }
@@ -110,6 +115,7 @@ func (r *run) webrtcPhase(ctx context.Context, urls []string) WebRTCPhase {
 		return ph
 	}
 	cpu0, _ := selfCPU()
+	udp0 := udpRcvbufErrors()
 	start := time.Now()
 	var rep ViewersReport
 	if !lines.Scan() || json.Unmarshal(lines.Bytes(), &rep) != nil {
@@ -120,6 +126,10 @@ func (r *run) webrtcPhase(ctx context.Context, urls []string) WebRTCPhase {
 	el := time.Since(start)
 	cpu1, _ := selfCPU()
 	rss1, _ := procRSS(0)
+	ph.UDPRcvbufErrors = -1
+	if udp1 := udpRcvbufErrors(); udp0 >= 0 && udp1 >= 0 {
+		ph.UDPRcvbufErrors = udp1 - udp0
+	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	ph.Connected, ph.LostPackets = rep.Connected, rep.LostPackets
 	var frames int64
@@ -133,4 +143,41 @@ func (r *run) webrtcPhase(ctx context.Context, urls []string) WebRTCPhase {
 	ph.CPUPercentPerViewer = (ph.RecorderCPUPercent - r.recordingCPUPercent) / float64(len(urls))
 	ph.RSSPerViewerMiB = mib(rss1-rss0) / float64(len(urls))
 	return ph
+}
+
+// udpRcvbufErrors returns the machine's UDP RcvbufErrors counter, -1 when
+// it cannot be read.
+func udpRcvbufErrors() int64 {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return -1
+	}
+	return parseUDPRcvbufErrors(string(b))
+}
+
+// parseUDPRcvbufErrors reads RcvbufErrors from /proc/net/snmp's two Udp:
+// lines (names, then values); -1 when absent.
+func parseUDPRcvbufErrors(snmp string) int64 {
+	var names []string
+	for line := range strings.Lines(snmp) {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, n := range names {
+			if n == "RcvbufErrors" && i < len(f) {
+				v, err := strconv.ParseInt(f[i], 10, 64)
+				if err != nil {
+					return -1
+				}
+				return v
+			}
+		}
+		return -1
+	}
+	return -1
 }
