@@ -30,7 +30,7 @@ type rtcNode struct {
 	srv *httptest.Server
 }
 
-func newRTCNode(t *testing.T, cfg WebRTCConfig) *rtcNode {
+func newRTCNode(t testing.TB, cfg WebRTCConfig) *rtcNode {
 	t.Helper()
 	s, _ := newTestServer(t, Config{})
 	cfg.Interfaces = []string{"lo"}
@@ -88,7 +88,7 @@ type rtcClient struct {
 
 // clientAPI is the pion API of test viewers: loopback only, the codec
 // given, nothing else.
-func clientAPI(t *testing.T, codec media.Codec) *webrtc.API {
+func clientAPI(t testing.TB, codec media.Codec) *webrtc.API {
 	me := &webrtc.MediaEngine{}
 	capa := webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeH264, ClockRate: 90000,
 		SDPFmtpLine: "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f"}
@@ -107,7 +107,7 @@ func clientAPI(t *testing.T, codec media.Codec) *webrtc.API {
 
 // offerSDP returns a complete offer (candidates gathered) of a new peer
 // connection receiving codec.
-func offerSDP(t *testing.T, codec media.Codec) (*webrtc.PeerConnection, string) {
+func offerSDP(t testing.TB, codec media.Codec) (*webrtc.PeerConnection, string) {
 	t.Helper()
 	pc, err := clientAPI(t, codec).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
@@ -131,7 +131,7 @@ func offerSDP(t *testing.T, codec media.Codec) (*webrtc.PeerConnection, string) 
 }
 
 // postOffer sends sdp to a WHEP address.
-func postOffer(t *testing.T, target, sdp string) (int, string, string) {
+func postOffer(t testing.TB, target, sdp string) (int, string, string) {
 	t.Helper()
 	res, err := http.Post(target, "application/sdp", strings.NewReader(sdp))
 	if err != nil {
@@ -144,7 +144,7 @@ func postOffer(t *testing.T, target, sdp string) (int, string, string) {
 
 // dial connects a viewer of codec to target; it fails the test unless the
 // node answers 201.
-func dial(t *testing.T, target string, codec media.Codec) *rtcClient {
+func dial(t testing.TB, target string, codec media.Codec) *rtcClient {
 	t.Helper()
 	pc, offer := offerSDP(t, codec)
 	code, loc, body := postOffer(t, target, offer)
