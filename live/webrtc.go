@@ -159,7 +159,10 @@ func (w *WebRTC) settings() (webrtc.SettingEngine, error) {
 		se.SetIncludeLoopbackCandidate(true)
 	}
 	if len(cfg.PublicIPs) > 0 {
-		se.SetNAT1To1IPs(cfg.PublicIPs, webrtc.ICECandidateTypeHost)
+		if err := se.SetICEAddressRewriteRules(webrtc.ICEAddressRewriteRule{External: cfg.PublicIPs,
+			AsCandidateType: webrtc.ICECandidateTypeHost, Mode: webrtc.ICEAddressRewriteReplace}); err != nil {
+			return se, fmt.Errorf("webrtc public ips %v: %w", cfg.PublicIPs, err)
+		}
 	}
 	types := []webrtc.NetworkType{webrtc.NetworkTypeUDP4, webrtc.NetworkTypeUDP6}
 	switch {

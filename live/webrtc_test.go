@@ -265,3 +265,52 @@ func TestWebRTCSlowViewer(t *testing.T) {
 	got := len(slow.received())
 	slow.waitFrames(t, got+src.gop()+1, 20*time.Second)
 }
+
+// TestWebRTCICEConfig checks the ICE settings: one UDP socket for every
+// session (a viewer plays through it, and every UDP candidate of the
+// answers is on its port), ICE over TCP on one listener, and public
+// addresses put in the candidates instead of the interfaces'.
+func TestWebRTCICEConfig(t *testing.T) {
+	n := newRTCNode(t, WebRTCConfig{UDPMuxAddr: "127.0.0.1:0", TCPMuxAddr: "127.0.0.1:0"})
+	c := n.s.Consumer()("cam")
+	defer c.Close()
+	src := newSource(t, synth.CodecH264, true)
+	c.Tracks(src.tracks())
+	play(t, c, src)
+	a := dial(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264)
+	b := dial(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264)
+	a.waitFrames(t, 1, 20*time.Second)
+	b.waitFrames(t, 1, 20*time.Second)
+	ports := map[string]bool{}
+	tcp := false
+	for _, cl := range []*rtcClient{a, b} {
+		for _, line := range strings.Split(cl.pc.RemoteDescription().SDP, "\n") {
+			f := strings.Fields(line)
+			if !strings.HasPrefix(line, "a=candidate:") || len(f) < 8 {
+				continue
+			}
+			switch strings.ToLower(f[2]) {
+			case "udp":
+				ports[f[5]] = true
+			case "tcp":
+				tcp = tcp || strings.Contains(line, "tcptype passive")
+			}
+		}
+	}
+	if len(ports) != 1 {
+		t.Errorf("UDP candidates on ports %v, want the mux's one", ports)
+	}
+	if !tcp {
+		t.Error("no passive TCP candidate with tcp_mux")
+	}
+
+	pub := newRTCNode(t, WebRTCConfig{PublicIPs: []string{"203.0.113.7"}})
+	pc := pub.s.Consumer()("cam")
+	defer pc.Close()
+	pc.Tracks(src.tracks())
+	_, offer := offerSDP(t, media.H264)
+	code, _, answer := postOffer(t, pub.whepURL("cam", time.Now().Add(time.Hour)), offer)
+	if code != http.StatusCreated || !strings.Contains(answer, " 203.0.113.7 ") || strings.Contains(answer, " 127.0.0.1 ") {
+		t.Errorf("answer with public_ips: %d\n%s", code, answer)
+	}
+}
