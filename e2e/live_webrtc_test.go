@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +80,40 @@ func TestWebRTCViewersKeepRecording(t *testing.T) {
 	if got := mt["vigia_live_webrtc_dropped_frames_total"]; got != 0 {
 		t.Logf("viewer queues dropped %v frames", got)
 	}
+}
+
+// TestWebRTCGStreamerViewer: GStreamer's webrtcbin, a WebRTC stack not
+// written here (libnice for ICE), receives a camera from the node by WHEP
+// (testdata/gst_whep_client.py) and decodes 30 pictures of its size.
+func TestWebRTCGStreamerViewer(t *testing.T) {
+	t.Parallel()
+	m := testenv.MinIO(t)
+	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264", Small: true})
+	c := s3Config(t, m)
+	log, _ := testLogger(t)
+	a := startApp(t, c, log)
+	if err := a.RecordCamera(ingest.Camera{ID: "cam", URL: cam.URL("cam"), Trusted: true}); err != nil {
+		t.Fatal(err)
+	}
+	whep := a.WHEPURL("cam", time.Now().Add(time.Hour))
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		python = "python3"
+	}
+	var out []byte
+	waitFor(t, 40*time.Second, "GStreamer to decode the WebRTC stream", func() bool {
+		cmd := exec.Command(python, "testdata/gst_whep_client.py", whep, "30")
+		cmd.Env = append(os.Environ(), "GST_DEBUG="+os.Getenv("VIGIA_GST_DEBUG"))
+		var err error
+		out, err = cmd.CombinedOutput()
+		if err != nil {
+			t.Logf("gst_whep_client: %v: %s", err, out)
+			return false
+		}
+		return true
+	})
+	if !strings.Contains(string(out), "decoded 30 640x360") {
+		t.Fatalf("gst_whep_client: %s", out)
+	}
+	t.Logf("GStreamer webrtcbin: %s", strings.TrimSpace(string(out)))
 }
