@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -47,21 +48,34 @@ func sameNALUs(a, b [][]byte) bool {
 
 // TestWebRTCPlays checks that a WHEP viewer (pion) receives the camera's
 // frames as the pipeline gave them, byte for byte (no decoding), starting
-// at a keyframe that carries its parameter sets, for H.264 and H.265.
+// at a keyframe that carries its parameter sets, for H.264 and H.265, and
+// for a camera that sends its parameter sets only in the SDP (the track's
+// are put in front of each keyframe).
 func TestWebRTCPlays(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		codec string
-		media media.Codec
+		name    string
+		codec   string
+		media   media.Codec
+		outband bool // parameter sets only in the track
 	}{
-		{"h264", synth.CodecH264, media.H264},
-		{"h265", synth.CodecH265, media.H265},
+		{"h264", synth.CodecH264, media.H264, false},
+		{"h265", synth.CodecH265, media.H265, false},
+		{"h264 parameters out of band", synth.CodecH264, media.H264, true},
+		{"h265 parameters out of band", synth.CodecH265, media.H265, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newRTCNode(t, WebRTCConfig{})
 			c := n.s.Consumer()("cam")
 			defer c.Close()
 			src := newSource(t, tc.codec, true)
+			if tc.outband {
+				clip := *src.clip
+				clip.Units = slices.Clone(clip.Units)
+				for i := range clip.Units {
+					clip.Units[i].NALUs = withoutParams(tc.media, clip.Units[i].NALUs)
+				}
+				src.clip = &clip
+			}
 			c.Tracks(src.tracks())
 			play(t, c, src)
 
