@@ -108,6 +108,7 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 		if v.pc != nil {
 			_ = v.pc.Close()
 		}
+		close(v.done) // run never started: Close need not wait for it
 		w.refuse(rw, http.StatusBadRequest, "bad_offer", "offer not answered: "+err.Error())
 		return
 	}
