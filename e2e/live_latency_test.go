@@ -107,4 +107,3 @@ func TestLiveLatencyInChromium(t *testing.T) {
 			kind, len(lat), q(0.5), q(0.9), q(0.99), lat[len(lat)-1])
 	}
 }
-

@@ -277,14 +277,17 @@ func TestPlayerShortLivedURLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	type state struct {
-		Time    float64 `json:"time"`
-		LiveExp string  `json:"liveExp"`
-		State   string  `json:"state"`
+		Time      float64 `json:"time"`
+		LiveExp   string  `json:"liveExp"`
+		State     string  `json:"state"`
+		Transport string  `json:"transport"`
+		Sessions  string  `json:"sessions"`
 	}
 	read := func() state {
 		var s state
 		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(`({time: document.getElementById('video').currentTime,
-			liveExp: document.body.dataset.liveExp || '', state: document.body.dataset.state || ''})`, &s)); err != nil {
+			liveExp: document.body.dataset.liveExp || '', state: document.body.dataset.state || '',
+			transport: document.body.dataset.transport || '', sessions: document.body.dataset.webrtcSessions || ''})`, &s)); err != nil {
 			t.Fatalf("read the page: %v", err)
 		}
 		return s
@@ -301,7 +304,13 @@ func TestPlayerShortLivedURLs(t *testing.T) {
 		}
 		return s.Time-start.Time >= 3*life.Seconds() && len(exps) >= 3
 	})
-	t.Logf("played %.1f s of live video with %d URL renewals", s.Time-start.Time, len(exps)-1)
+	// One WebRTC session played throughout: each renewal reached it (a
+	// session whose token expires is ended by the node, and the page opens
+	// another).
+	if s.Transport != "webrtc" || s.Sessions != "1" {
+		t.Errorf("live played over %q in %q WebRTC sessions, want webrtc in one", s.Transport, s.Sessions)
+	}
+	t.Logf("played %.1f s of live video over %s with %d URL renewals", s.Time-start.Time, s.Transport, len(exps)-1)
 
 	recorded := page + "&ts=" + strconv.FormatInt(time.Now().Add(-20*time.Second).Unix(), 10)
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(recorded)); err != nil {

@@ -4,8 +4,10 @@
 // answer's stream in video. It reports through opts.onPlaying() once a
 // frame is shown and opts.onFail(reason, wasPlaying) when the browser
 // lacks the codecs, the node refuses, nothing plays within opts.timeoutMs
-// (4 s) or the connection fails later. The session's address takes a
-// renewed token (renew) and is deleted on close.
+// (4 s), the connection fails later or the picture stops for 3 s (the
+// node ended the session). The session's address takes a renewed token
+// (renew) and is deleted on close. document.body.dataset.webrtcSessions
+// counts the sessions opened.
 (function () {
   'use strict';
 
@@ -32,6 +34,8 @@
     return caps.codecs.map(function (c) { return c.mimeType.toLowerCase().replace('video/', ''); });
   }
 
+  function body() { return document.body; }
+
   function gathered(pc, ms) {
     return new Promise(function (resolve) {
       if (pc.iceGatheringState === 'complete') { resolve(); return; }
@@ -56,6 +60,7 @@
       if (s.closed) { return; }
       s.closed = true;
       clearTimeout(s.timer);
+      clearInterval(s.watch);
       if (s.location) {
         fetch(s.location, { method: 'DELETE', keepalive: true }).catch(function () {});
       }
@@ -77,6 +82,19 @@
       setTimeout(function () { fail('this browser cannot receive H.264 or H.265 over WebRTC'); }, 0);
       return s;
     }
+    // watchFrames fails the session when no new picture came for 3 s: a
+    // node ending a session is not always seen as a closed connection.
+    function watchFrames() {
+      if (!video.getVideoPlaybackQuality) { return; }
+      var last = -1, still = 0;
+      s.watch = setInterval(function () {
+        var n = video.getVideoPlaybackQuality().totalVideoFrames;
+        still = n === last ? still + 1 : 0;
+        last = n;
+        if (still >= 3) { fail('no picture over WebRTC for 3 s'); }
+      }, 1000);
+    }
+    body().dataset.webrtcSessions = String(Number(body().dataset.webrtcSessions || 0) + 1);
     s.timer = setTimeout(function () { fail('no picture over WebRTC within ' + ((opts.timeoutMs || 4000) / 1000) + ' s'); },
       opts.timeoutMs || 4000);
     var pc = new RTCPeerConnection();
@@ -95,6 +113,7 @@
       if (s.closed) { return; }
       clearTimeout(s.timer);
       s.playing = true;
+      watchFrames();
       if (opts.onPlaying) { opts.onPlaying(); }
     });
     pc.createOffer().then(function (o) {
