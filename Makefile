@@ -8,7 +8,8 @@ export VIGIA_TOOLS
 MINIO_VERSION       := v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION := v0.7.0
 APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libswresample-dev libavutil-dev ffmpeg chromium postgresql curl jq \
-                       python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+                       python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
+                       gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0 gstreamer1.0-libav
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # MediaMTX, a peer of the interop matrix (e2e.TestInteropMatrix), from

@@ -133,7 +133,7 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 	id := camID(a.cam.ID)
 	live := ""
 	if s.cfg.Live != nil {
-		live, _, _ = s.cfg.Live.LiveURLs(r.Context(), id, true, s.now().Add(s.cfg.LiveURLExpiry))
+		live, _, _ = s.cfg.Live.LiveURLs(r.Context(), id, false, s.now().Add(s.cfg.LiveURLExpiry))
 	}
 	auth := s.playerQuery(a)
 	player.Page(w, r, player.Params{
@@ -155,7 +155,7 @@ func (s *Server) playerLiveURL(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return s.writeLiveURL(w, r, a.cam, true)
+	return s.writeLiveURL(w, r, a.cam, false)
 }
 
 // vod is GET /api/camera/{id}/vod.m3u8: the recorded HLS playlist of a

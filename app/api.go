@@ -21,7 +21,6 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/export"
-	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/retention"
 	"github.com/vigia/vigia/thumbs"
 )
@@ -181,7 +180,7 @@ func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool, exp time
 	a := l.a
 	if a.live != nil && a.rec != nil {
 		if _, ok := a.rec.Status(camera); ok {
-			return live.URL(a.URL(), a.keys, camera, exp), a.URL(), nil
+			return a.liveURL(a.URL(), camera, hls, exp), a.URL(), nil
 		}
 	}
 	// Another node (or, on an API node, any recorder) holds the camera.
@@ -202,7 +201,7 @@ func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool, exp time
 		return "", "", nil
 	}
 	base := strings.TrimRight(info.LiveURL, "/")
-	return live.URL(base, a.keys, camera, exp), base, nil
+	return a.liveURL(base, camera, hls, exp), base, nil
 }
 
 // apiSnapshots asks the node recording a camera for a snapshot over NATS

@@ -88,6 +88,7 @@ type App struct {
 	rtmp    *rtmp.Server // RTMP push server, with the recorder
 	synth   *synth.Server
 	live    *live.Server
+	webrtc  *live.WebRTC // WebRTC viewers of live, nil when webrtc.enabled is off
 
 	opTokens   []string // operator tokens, for the node's recordings page
 	memRelease *memoryRelease
@@ -247,6 +248,9 @@ func (a *App) startRecorder() error {
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
 	a.live = live.New(live.Config{Keys: a.keys, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
+	if err := a.startWebRTC(); err != nil {
+		return err
+	}
 	a.rec = recorder.New(recorder.Config{
 		NodeID:  cfg.NodeID,
 		Spool:   a.spool,
@@ -359,6 +363,7 @@ func (a *App) Close() {
 	if a.rec != nil {
 		a.rec.Close()
 	}
+	a.closeWebRTC()
 	a.closeImaging()
 	a.decoders.Close()
 	if a.rtmp != nil {

@@ -167,6 +167,12 @@ func (a *App) LiveURL(camera string, exp time.Time) string {
 	return live.URL(a.URL(), a.keys, camera, exp)
 }
 
+// WHEPURL returns the signed WebRTC (WHEP) address of camera on this
+// node, valid until exp.
+func (a *App) WHEPURL(camera string, exp time.Time) string {
+	return live.WHEPURL(a.URL(), a.keys, camera, exp)
+}
+
 // RecordCamera records c on this node, outside the cluster (a node without
 // Mode.Cluster, the bench, tests); c.Trusted says whether it may reach
 // private addresses.

@@ -34,6 +34,9 @@ func (a *App) serveHTTP() {
 	if a.live != nil {
 		mux.Handle("GET /live/", a.live.Handler())
 	}
+	if a.webrtc != nil {
+		a.webrtc.Register(mux)
+	}
 	if a.api != nil {
 		a.api.srv.Register(mux)
 	}

@@ -28,6 +28,21 @@ type Options struct {
 	// It defaults to 20 seconds.
 	LiveWindow time.Duration
 
+	// WebRTCViewers, when set, measures WebRTC viewers after the live
+	// latency: one viewer of the first camera, this many viewers of it, and
+	// one viewer on each of this many cameras (at most Cameras), each for
+	// WebRTCWindow, from a process of their own (ViewersCommand).
+	WebRTCViewers int
+
+	// WebRTCWindow is how long each set of WebRTC viewers watches.
+	// It defaults to 20 seconds.
+	WebRTCWindow time.Duration
+
+	// ViewersCommand returns the command running the WebRTC viewers of
+	// urls for window (RunWHEPViewers's protocol).
+	// It defaults to SelfViewersCommand.
+	ViewersCommand func(urls []string, window time.Duration) (*exec.Cmd, error)
+
 	// Discard deletes each segment from storage once it is stored and
 	// counted, so that a long run does not fill the disk. The deletions
 	// count in the recorder's CPU.
@@ -158,6 +173,7 @@ func Defaults() Options {
 		Cameras:      100,
 		Duration:     60 * time.Second,
 		LiveWindow:   20 * time.Second,
+		WebRTCWindow: 20 * time.Second,
 		Warmup:       10 * time.Second,
 		Backend:      "fs",
 		Codec:        "h264",
@@ -190,6 +206,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SynthCommand == nil {
 		o.SynthCommand = SelfSynthCommand
+	}
+	if o.WebRTCWindow <= 0 {
+		o.WebRTCWindow = 20 * time.Second
+	}
+	if o.ViewersCommand == nil {
+		o.ViewersCommand = SelfViewersCommand
 	}
 	if o.DecoderCommand == nil {
 		o.DecoderCommand, _ = decodeproc.SelfCommand() // none: the report says imaging is unavailable

@@ -49,6 +49,9 @@ type Report struct {
 	// Live is the live LL-HLS latency measured on the first camera.
 	Live *LiveStats `json:"live,omitempty"`
 
+	// WebRTC is the cost of WebRTC viewers (Options.WebRTCViewers).
+	WebRTC []WebRTCPhase `json:"webrtc,omitempty"`
+
 	// Imaging is the thumbnail and motion detection work of the window.
 	Imaging *ImagingStats `json:"imaging,omitempty"`
 

@@ -113,6 +113,14 @@ func (r *Report) WriteText(w io.Writer) error {
 				l.RecorderCPUPercent, l.ViewerCPUPercent, l.RSSDeltaMiB)
 		}
 	}
+	for _, w := range r.WebRTC {
+		if w.Err != "" {
+			p("webrtc: "+w.Name, "not measured: %s", w.Err)
+			continue
+		}
+		p("webrtc: "+w.Name, "%.4f %% of one core and %.3f MiB per viewer (recorder at %.1f %%), %d/%d connected, %.0f frames each in %.0f s, %d packets lost (machine UDP receive-buffer drops %d)",
+			w.CPUPercentPerViewer, w.RSSPerViewerMiB, w.RecorderCPUPercent, w.Connected, w.Viewers, w.FramesPerViewer, w.WindowS, w.LostPackets, w.UDPRcvbufErrors)
+	}
 	if r.Imaging != nil {
 		for _, l := range r.Imaging.text() {
 			p(l[0], "%s", l[1])

@@ -210,6 +210,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	// comparison of 160-pixel luma pictures).
 	rep.Vigia.RecordingCPUPercentPerCamera = rep.Vigia.CPUPercentPerCamera
 	rep.Live = r.measureLive(ctx, cameras[0])
+	rep.WebRTC = r.measureWebRTC(ctx, cameras)
 	if samples := <-soakDone; len(samples) > 0 {
 		rep.Soak = soakReport(samples)
 	}
@@ -248,6 +249,7 @@ func (r *run) startRecorder(ctx context.Context) error {
 		cfg.NATS.URL = r.nats.url
 	}
 	cfg.Recording.SegmentDuration = config.Duration(r.o.Segment)
+	cfg.WebRTC.Interfaces = "lo" // the viewers are on this machine
 	cfg.Motion.Enabled = r.o.Motion
 	if r.o.SpoolSync != "" {
 		cfg.Recording.SpoolSync = r.o.SpoolSync

@@ -24,6 +24,7 @@ type Config struct {
 	Motion        MotionConfig    `yaml:"motion"`
 	Retention     RetentionConfig `yaml:"retention"`
 	Export        ExportConfig    `yaml:"export"`
+	WebRTC        WebRTCConfig    `yaml:"webrtc"`
 	Cameras       []Camera        `yaml:"cameras" doc:"Static cameras, recorded without being registered through the API. Set in the file only."`
 }
 

@@ -47,6 +47,7 @@ func (c *Config) Validate() error {
 	c.validateCameras(v)
 	c.validateAPI(v)
 	c.validateListeners(v)
+	c.validateWebRTC(v)
 	c.validateSecurity(v)
 	return errors.Join(v.errs...)
 }

@@ -208,12 +208,36 @@ func TestAPISpecCalls(t *testing.T) {
 	shape(t, "camera", single, map[string]string{"status": "string"})
 	digest, hash, playerDigest := listed["digest"].(string), listed["hash"].(string), listed["player_digest"].(string)
 
-	// Live URL, both path forms; the address plays.
+	// live_url: the WebRTC (WHEP) address by default, LL-HLS with p=hls,
+	// in the listing, the single read and the live URL operation.
+	if u := listed["live_url"].(string); !strings.Contains(u, "/live/"+id+"/index.m3u8?") {
+		t.Errorf("listing with p=hls: live_url %q, want the LL-HLS playlist", u)
+	}
+	isWHEP := func(what, u string) {
+		t.Helper()
+		if !strings.Contains(u, "/live/"+id+"/whep?exp=") {
+			t.Errorf("%s: live_url %q, want the WHEP address", what, u)
+		}
+	}
+	for _, d := range list["data"].([]any) {
+		if m := d.(map[string]any); m["id"] == id {
+			isWHEP("listing", m["live_url"].(string))
+		}
+	}
+	isWHEP("single read", single["live_url"].(string))
+	if u := shape(t, "camera", api.call("GET", "/api/camera-player/"+id+ut+"&p=hls", nil, 200), camFields)["live_url"].(string); !strings.Contains(u, "/index.m3u8?") {
+		t.Errorf("single read with p=hls: live_url %q, want the LL-HLS playlist", u)
+	}
+
+	// Live URL operation, both path forms: WHEP by default, and with p=hls
+	// the playlist, which plays.
 	for _, p := range []string{"/api/camera/" + id + "/live-url", "/api/cameras/" + id + "/live-url/"} {
 		lv := shape(t, "live url", api.call("GET", p+ut+"&id="+id, nil, 200), map[string]string{"code": "number", "msg": "string", "data": "string"})
 		if lv["code"] != float64(0) {
 			t.Fatalf("live url: %v", lv)
 		}
+		isWHEP("live url operation", lv["data"].(string))
+		lv = shape(t, "live url", api.call("GET", p+ut+"&id="+id+"&p=hls", nil, 200), map[string]string{"code": "number", "msg": "string", "data": "string"})
 		liveURL := lv["data"].(string)
 		waitFor(t, 20*time.Second, "live playlist", func() bool {
 			res, err := http.Get(liveURL)

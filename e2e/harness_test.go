@@ -56,6 +56,7 @@ func s3Config(t *testing.T, m *testenv.MinIOServer) *config.Config {
 	c.HTTP.Addr = "127.0.0.1:0"
 	c.NATS.Listen = "127.0.0.1:0"
 	c.RTMP.Addr = "127.0.0.1:0"
+	c.WebRTC.Interfaces = "lo" // WebRTC viewers on loopback only
 	c.Storage.Backend = "s3"
 	c.Storage.Endpoint = m.Endpoint
 	c.Storage.AccessKey = m.AccessKey

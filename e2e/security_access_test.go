@@ -106,10 +106,12 @@ func gather(t *testing.T, a *app.App, api apiClient, token, cam string) (apiURLs
 	}
 	// The live stream is started first (its first request waits for a
 	// keyframe), so its short-lived URL below is read at once.
-	warm := api.call("GET", "/api/camera/"+cam+"/live-url?token="+token, nil, 200).(map[string]any)["data"].(string)
+	warm := api.call("GET", "/api/camera/"+cam+"/live-url?p=hls&token="+token, nil, 200).(map[string]any)["data"].(string)
 	waitFor(t, 20*time.Second, "live stream started", func() bool { s, _, _ := statusOf(warm); return s == 200 })
 
-	listed := api.call("GET", "/api/v4/cameras?token="+token, nil, 200).(map[string]any)["data"].([]any)[0].(map[string]any)
+	// The LL-HLS form of live_url (p=hls): its addresses can be read with
+	// GET; the WebRTC form carries the same token (live.WHEPURL).
+	listed := api.call("GET", "/api/v4/cameras?p=hls&token="+token, nil, 200).(map[string]any)["data"].([]any)[0].(map[string]any)
 	digest, hash, pd := listed["digest"].(string), listed["hash"].(string), url.QueryEscape(listed["player_digest"].(string))
 	since := strconv.FormatInt(now.Add(-time.Minute).UnixMilli(), 10)
 	ts := strconv.FormatInt(now.Unix(), 10)
@@ -140,7 +142,7 @@ func gather(t *testing.T, a *app.App, api apiClient, token, cam string) (apiURLs
 		t.Fatalf("player page: %.300s", page)
 	}
 	apiURLs = append(apiURLs, address{"page's live renewal", base + pc.Renew})
-	outside = append(outside, address{"page's live URL", pc.Live})
+	outside = append(outside, address{"page's live URL", strings.Replace(pc.Live, "/whep?", "/index.m3u8?", 1)})
 	// Recorded playlist: its segment addresses and their redirect targets.
 	_, vod, _ := statusOf(apiURLs[1].url)
 	for _, line := range strings.Split(vod, "\n") {
@@ -275,14 +277,17 @@ func TestPlayerShortLivedURLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	type state struct {
-		Time    float64 `json:"time"`
-		LiveExp string  `json:"liveExp"`
-		State   string  `json:"state"`
+		Time      float64 `json:"time"`
+		LiveExp   string  `json:"liveExp"`
+		State     string  `json:"state"`
+		Transport string  `json:"transport"`
+		Sessions  string  `json:"sessions"`
 	}
 	read := func() state {
 		var s state
 		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(`({time: document.getElementById('video').currentTime,
-			liveExp: document.body.dataset.liveExp || '', state: document.body.dataset.state || ''})`, &s)); err != nil {
+			liveExp: document.body.dataset.liveExp || '', state: document.body.dataset.state || '',
+			transport: document.body.dataset.transport || '', sessions: document.body.dataset.webrtcSessions || ''})`, &s)); err != nil {
 			t.Fatalf("read the page: %v", err)
 		}
 		return s
@@ -299,7 +304,13 @@ func TestPlayerShortLivedURLs(t *testing.T) {
 		}
 		return s.Time-start.Time >= 3*life.Seconds() && len(exps) >= 3
 	})
-	t.Logf("played %.1f s of live video with %d URL renewals", s.Time-start.Time, len(exps)-1)
+	// One WebRTC session played throughout: each renewal reached it (a
+	// session whose token expires is ended by the node, and the page opens
+	// another).
+	if s.Transport != "webrtc" || s.Sessions != "1" {
+		t.Errorf("live played over %q in %q WebRTC sessions, want webrtc in one", s.Transport, s.Sessions)
+	}
+	t.Logf("played %.1f s of live video over %s with %d URL renewals", s.Time-start.Time, s.Transport, len(exps)-1)
 
 	recorded := page + "&ts=" + strconv.FormatInt(time.Now().Add(-20*time.Second).Unix(), 10)
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(recorded)); err != nil {

@@ -32,7 +32,7 @@ func mustKeys(secret []byte) *sign.Keys {
 }
 
 // newTestServer returns a Server with its own registry.
-func newTestServer(t *testing.T, cfg Config) (*Server, *prometheus.Registry) {
+func newTestServer(t testing.TB, cfg Config) (*Server, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	cfg.Keys = testKeys
@@ -75,7 +75,7 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 // source plays a fixture clip as one run of a camera: units in decoding
 // order with PTS from the start of the run, looping the clip.
 type source struct {
-	t     *testing.T
+	t     testing.TB
 	clip  *synth.Clip
 	audio *synth.AudioClip // optional, track 1
 	start time.Time
@@ -83,7 +83,7 @@ type source struct {
 	na    int // next audio frame
 }
 
-func newSource(t *testing.T, codec string, small bool) *source {
+func newSource(t testing.TB, codec string, small bool) *source {
 	t.Helper()
 	clip, err := synth.Fixture(codec, small)
 	if err != nil {

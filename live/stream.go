@@ -41,6 +41,8 @@ type stream struct {
 	pending []*media.Track
 
 	muxer atomic.Pointer[gohlslib.Muxer] // nil until tracks are known and a keyframe arrived
+
+	hub *hub // the WebRTC viewers
 }
 
 // item is a unit queued for run, with the run of the source it belongs to.
@@ -63,6 +65,7 @@ func newStream(s *Server, camera string) *stream {
 		ch:     make(chan item, s.cfg.QueueSize),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
+		hub:    newHub(),
 	}
 	go st.loop()
 	return st
@@ -78,6 +81,7 @@ func (st *stream) Tracks(tracks []*media.Track) {
 	st.pending = tracks
 	st.run.Add(1)
 	st.runMu.Unlock()
+	st.hub.tracks(tracks)
 }
 
 // latest returns the tracks of the source's latest run and its number.
@@ -87,11 +91,16 @@ func (st *stream) latest() ([]*media.Track, uint64) {
 	return st.pending, st.run.Load()
 }
 
-// Unit implements recorder.Consumer; it never blocks. Units are dropped
-// while nobody watches (uncounted), and when the queue is full (counted;
-// video then resumes at the next keyframe).
+// Unit implements recorder.Consumer; it never blocks. Video goes to the
+// WebRTC viewers (packetized once, queued per viewer). For LL-HLS, units
+// are dropped while nobody watches (uncounted), and when the queue is full
+// (counted; video then resumes at the next keyframe).
 func (st *stream) Unit(u *media.Unit) {
-	if st.stopped.Load() || (!st.active() && st.muxer.Load() == nil) {
+	if st.stopped.Load() {
+		return
+	}
+	st.hub.unit(u)
+	if !st.active() && st.muxer.Load() == nil {
 		return
 	}
 	if st.skipping.Load() && !u.Key {
@@ -118,6 +127,7 @@ func (st *stream) Close() {
 		st.stopped.Store(true)
 		close(st.quit)
 		<-st.done
+		st.hub.close()
 		st.s.remove(st.camera, st)
 	})
 }

@@ -20,6 +20,13 @@ func URL(base string, k *sign.Keys, camera string, exp time.Time) string {
 	return base + "/live/" + url.PathEscape(camera) + "/index.m3u8?" + Token(k, camera, exp).Encode()
 }
 
+// WHEPURL returns the signed WebRTC (WHEP) address of camera on the node
+// whose HTTP base is base. It differs from URL only in its last path
+// element ("whep" for "index.m3u8"): the same token opens both.
+func WHEPURL(base string, k *sign.Keys, camera string, exp time.Time) string {
+	return base + "/live/" + url.PathEscape(camera) + "/whep?" + Token(k, camera, exp).Encode()
+}
+
 // tokenError says why a token is refused: 401 when missing, 403 when wrong
 // or expired.
 type tokenError struct {

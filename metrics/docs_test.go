@@ -474,5 +474,14 @@ func TestLiveMetricsRegistered(t *testing.T) {
 	s := live.New(live.Config{Registerer: reg})
 	// vigia_live_requests_total appears with the first request.
 	s.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/live/cam/index.m3u8", nil))
+	w, err := live.NewWebRTC(s, live.WebRTCConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	mux := http.NewServeMux()
+	w.Register(mux)
+	// vigia_live_webrtc_requests_total appears with the first request too.
+	mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/live/cam/whep", nil))
 	checkRegistered(t, "live", registered(t, reg))
 }

@@ -17,9 +17,11 @@ type Params struct {
 	// CameraName is the camera's description, shown in the header.
 	CameraName string
 
-	// LiveURL is the camera's live HLS playlist, with whatever signature it
-	// needs. Empty means live playback is unavailable; the page says so and
-	// still plays recordings.
+	// LiveURL is the camera's live address, with whatever signature it
+	// needs: a WHEP endpoint (path ending in /whep), played over WebRTC
+	// with the LL-HLS playlist beside it (index.m3u8 for whep) as fallback,
+	// or an HLS playlist. Empty means live playback is unavailable; the
+	// page says so and still plays recordings.
 	LiveURL string
 
 	// LiveRenewURL, optional, answers a fresh LiveURL as the live URL
@@ -51,6 +53,9 @@ var pageHTML string
 
 //go:embed web/player.js
 var playerJS string
+
+//go:embed web/live-webrtc.js
+var webrtcJS string
 
 //go:embed web/player.css
 var playerCSS string
@@ -84,11 +89,12 @@ type pageData struct {
 	ScriptURL string
 	Config    pageConfig
 	CSS       template.CSS
+	RTCJS     template.JS
 	JS        template.JS
 }
 
-// Page writes the player page of p. The page plays p.LiveURL with hls.js in
-// live mode (ts absent or 0) and, from TS minus Delay, the recorded playlist
+// Page writes the player page of p. The page plays p.LiveURL over WebRTC
+// or with hls.js in live mode (ts absent or 0) and, from TS minus Delay, the recorded playlist
 // of p.VODURL; its timeline shows the recorded segments of the window and
 // the highlight ranges, and a click on it seeks there. Every value from the
 // request reaches the page through html/template contexts or the JSON data
@@ -146,6 +152,7 @@ func Page(w http.ResponseWriter, r *http.Request, p Params) {
 		ScriptURL: assets + bundleName + "?v=" + loadBundle().version,
 		Config:    cfg,
 		CSS:       template.CSS(playerCSS), // a constant of this package
+		RTCJS:     template.JS(webrtcJS),   // a constant of this package
 		JS:        template.JS(playerJS),   // a constant of this package
 	}
 	var buf bytes.Buffer

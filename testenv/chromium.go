@@ -69,6 +69,8 @@ func Chromium(t testing.TB) *Browser {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+		// WebRTC peers on this machine are reached over loopback.
+		chromedp.Flag("allow-loopback-in-peer-connection", true),
 		chromedp.WindowSize(1280, 800),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -1,4 +1,5 @@
-// Vigia camera player: live (hls.js on the live playlist) and recorded
+// Vigia camera player: live (WebRTC when the live URL is a WHEP address,
+// live-webrtc.js, else or as fallback hls.js on the live playlist) and recorded
 // playback (hls.js on a VOD playlist of the timeline's window), a timeline
 // of recorded segments and highlight ranges, and a click on it to seek.
 // Configuration comes from the JSON block #vigia-config; nothing here
@@ -14,6 +15,7 @@
   var st = {
     mode: cfg.live ? 'live' : 'recorded',
     hls: null,
+    rtc: null,        // live WebRTC session (vigiaWebRTC.play)
     frags: [],        // recorded playback: {start (s, playlist time), dur (s), pdt (ms)}
     segs: [],         // timeline: recorded spans {s, e} (ms) of the window
     winStart: 0, winEnd: 0,
@@ -207,7 +209,7 @@
       renewRetry = 0;
       body.dataset.liveExp = String(liveExpMs(cfg.liveUrl));
       scheduleRenew();
-      if (moved && st.mode === 'live') { goLive(); }
+      if (moved && st.mode === 'live') { goLive(); } else if (st.rtc) { st.rtc.renew(cfg.liveUrl); }
     }).catch(retryRenew);
   }
 
@@ -215,6 +217,7 @@
   function stop() {
     st.gen++;
     if (st.hls) { st.hls.destroy(); st.hls = null; }
+    if (st.rtc) { st.rtc.close(); st.rtc = null; }
     st.frags = [];
     video.removeAttribute('src');
     video.load();
@@ -225,6 +228,13 @@
     var badge = $('mode');
     badge.className = 'badge ' + mode;
     badge.textContent = mode === 'live' ? 'Live' : 'Recorded';
+    delete body.dataset.transport;
+  }
+
+  // setTransport shows how live video comes: webrtc or hls.
+  function setTransport(t) {
+    body.dataset.transport = t;
+    $('mode').textContent = 'Live · ' + (t === 'webrtc' ? 'WebRTC' : 'HLS');
   }
 
   function usable() {
@@ -255,11 +265,34 @@
       say('Live video is not available for this camera. Click the timeline to watch recordings.');
       return;
     }
-    var kind = usable();
-    if (!kind) { noPlayer(); return; }
     say('');
     setState('live');
-    if (kind === 'native') { video.src = cfg.liveUrl; play(); return; }
+    var rtc = window.vigiaWebRTC;
+    if (rtc && rtc.isWHEP(cfg.liveUrl)) {
+      var gen = st.gen;
+      st.rtc = rtc.play(video, cfg.liveUrl, {
+        timeoutMs: 4000,
+        onPlaying: function () { if (gen === st.gen) { setTransport('webrtc'); } },
+        onFail: function (why, wasPlaying) {
+          if (gen !== st.gen) { return; }
+          st.rtc = null;
+          body.dataset.webrtcError = why;
+          // A session that played and broke (camera restarted, node
+          // left) is tried again; one that never played falls back.
+          if (wasPlaying) { goLive(); } else { playLiveHLS(); }
+        },
+      });
+      return;
+    }
+    playLiveHLS();
+  }
+
+  function playLiveHLS() {
+    var src = window.vigiaWebRTC ? window.vigiaWebRTC.hlsURL(cfg.liveUrl) : cfg.liveUrl;
+    var kind = usable();
+    if (!kind) { noPlayer(); return; }
+    setTransport('hls');
+    if (kind === 'native') { video.src = src; play(); return; }
     var hls = new window.Hls({
       lowLatencyMode: true, backBufferLength: 30,
       xhrSetup: function (xhr, url) { xhr.open('GET', liveRequestURL(url), true); },
@@ -267,7 +300,7 @@
     st.hls = hls;
     hls.on(window.Hls.Events.ERROR, onHlsError);
     hls.on(window.Hls.Events.MANIFEST_PARSED, play);
-    hls.loadSource(cfg.liveUrl);
+    hls.loadSource(src);
     hls.attachMedia(video);
   }
 
@@ -384,7 +417,7 @@
   video.addEventListener('error', function () {
     // Native HLS cannot renew the token of a running stream: reopen it with
     // the newest URL.
-    if (st.mode === 'live' && !st.hls && cfg.liveUrl && usable() === 'native') { video.src = cfg.liveUrl; play(); }
+    if (st.mode === 'live' && !st.hls && !st.rtc && cfg.liveUrl && usable() === 'native') { playLiveHLS(); }
   });
   video.addEventListener('playing', function () { body.dataset.playing = '1'; });
   video.addEventListener('ended', function () {

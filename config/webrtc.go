@@ -1,0 +1,69 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// WebRTCConfig is the webrtc section (live video over WebRTC, WHEP).
+type WebRTCConfig struct {
+	Enabled      bool   `yaml:"enabled" default:"true" doc:"Serve live video over WebRTC (WHEP at {live base}/live/{camera}/whep) besides LL-HLS; the live URLs handed out default to it. false: live URLs are LL-HLS only."`
+	ICEServers   string `yaml:"ice_servers" doc:"Comma-separated STUN and TURN servers of the node's ICE agent (stun:host:port, turn:host:port?transport=udp, turns:host:port), for a node that does not know its public address. Empty: host candidates only."`
+	TURNUsername string `yaml:"turn_username" doc:"User name for the TURN servers of webrtc.ice_servers."`
+	TURNPassword string `yaml:"turn_password" secret:"true" doc:"Password for the TURN servers of webrtc.ice_servers."`
+	UDPPortMin   int    `yaml:"udp_port_min" default:"0" doc:"Lowest UDP port of a WebRTC session (one port per session); with webrtc.udp_port_max, the range to open in a firewall. 0 with udp_port_max 0: any free port."`
+	UDPPortMax   int    `yaml:"udp_port_max" default:"0" doc:"Highest UDP port of a WebRTC session."`
+	UDPMux       string `yaml:"udp_mux" doc:"Address (host:port, e.g. :8189) of one UDP socket serving every WebRTC session, instead of a port per session: one port to open or to publish from a container (Kubernetes hostPort or a UDP Service). Empty: a port per session."`
+	TCPMux       string `yaml:"tcp_mux" doc:"Address (host:port, e.g. :8189) of a TCP listener that also offers ICE over TCP, for viewers whose network blocks UDP. Empty: UDP only."`
+	PublicIPs    string `yaml:"public_ips" doc:"Comma-separated addresses put in the node's ICE candidates instead of its interfaces' (a node behind a 1:1 NAT, a Kubernetes node's external address). Empty: the interfaces' addresses."`
+	Interfaces   string `yaml:"interfaces" doc:"Comma-separated network interfaces the node gathers candidates on (lo includes loopback, for tests on one machine). Empty: every interface but loopback."`
+	MaxSessions  int    `yaml:"max_sessions" default:"1000" doc:"WebRTC viewers this node serves at once; past it a new one gets 503 (the player then plays LL-HLS)."`
+}
+
+// SplitList splits a comma-separated list, dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// validateWebRTC checks the webrtc section.
+func (c *Config) validateWebRTC(v *validator) {
+	w := c.WebRTC
+	for _, s := range SplitList(w.ICEServers) {
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "stun" && u.Scheme != "turn" && u.Scheme != "turns") || u.Opaque == "" {
+			v.add("webrtc.ice_servers", fmt.Errorf("%w %q (want stun:, turn: or turns:host:port)", ErrInvalidValue, s))
+		}
+	}
+	for _, k := range []struct {
+		key string
+		n   int
+	}{{"webrtc.udp_port_min", w.UDPPortMin}, {"webrtc.udp_port_max", w.UDPPortMax}} {
+		if k.n < 0 || k.n > 65535 {
+			v.add(k.key, fmt.Errorf("%w %d (want 0 to 65535)", ErrInvalidValue, k.n))
+		}
+	}
+	if w.UDPPortMax < w.UDPPortMin || (w.UDPPortMin == 0) != (w.UDPPortMax == 0) {
+		v.add("webrtc.udp_port_max", fmt.Errorf("%w %d (want 0 with udp_port_min 0, else at least udp_port_min %d)",
+			ErrInvalidValue, w.UDPPortMax, w.UDPPortMin))
+	}
+	if w.UDPMux != "" {
+		v.hostPort("webrtc.udp_mux", w.UDPMux)
+	}
+	if w.TCPMux != "" {
+		v.hostPort("webrtc.tcp_mux", w.TCPMux)
+	}
+	for _, ip := range SplitList(w.PublicIPs) {
+		if net.ParseIP(ip) == nil {
+			v.add("webrtc.public_ips", fmt.Errorf("%w %q (want IP addresses)", ErrInvalidValue, ip))
+		}
+	}
+	v.atLeast("webrtc.max_sessions", w.MaxSessions, 1)
+}

@@ -1,0 +1,181 @@
+package live
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/media"
+)
+
+// viewer is one WebRTC session: a peer connection sending one camera's
+// video. Its goroutine (run) joins the camera's hub once the connection is
+// up and writes the frames the hub queues for it; it ends when the token
+// expires unrenewed, the connection fails or closes, the session is
+// deleted or the camera stops here.
+type viewer struct {
+	w      *WebRTC
+	id     string
+	camera string
+	codec  media.Codec
+	hub    *hub
+	pc     *webrtc.PeerConnection
+	track  *webrtc.TrackLocalStaticRTP
+	log    *zap.Logger
+
+	ch chan *frame
+
+	// Guarded by hub.mu (offer runs under it).
+	waitKey  bool // send nothing before a keyframe (start, new run)
+	skipping bool // queue overflowed: drop (counted) until a keyframe
+
+	exp       atomic.Int64  // unix seconds: the newest token's expiry
+	renewed   chan struct{} // signalled when exp moves
+	connected chan struct{} // closed when the connection is up
+	connOnce  sync.Once
+	quit      chan struct{} // closed by stop
+	stopOnce  sync.Once
+	done      chan struct{} // closed when run has returned
+
+	frames  atomic.Uint64 // frames written
+	dropped atomic.Uint64 // frames lost to a full queue
+}
+
+func newSessionID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func newViewer(w *WebRTC, st *stream, codec media.Codec, exp time.Time) *viewer {
+	v := &viewer{
+		w: w, id: newSessionID(), camera: st.camera, codec: codec, hub: st.hub,
+		ch:        make(chan *frame, w.cfg.ViewerQueue),
+		renewed:   make(chan struct{}, 1),
+		connected: make(chan struct{}),
+		quit:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	v.log = st.log.With(zap.String("proto", "webrtc"), zap.String("session", v.id[:8]))
+	v.exp.Store(exp.Unix())
+	return v
+}
+
+// offer queues f for the viewer without blocking; the hub calls it under
+// its lock.
+func (v *viewer) offer(f *frame) {
+	if v.waitKey || v.skipping {
+		if !f.key {
+			if v.skipping {
+				v.dropped.Add(1)
+				v.w.dropped.Inc()
+			}
+			return
+		}
+		v.waitKey = false
+	}
+	select {
+	case v.ch <- f:
+		v.skipping = false
+	default:
+		v.dropped.Add(1)
+		v.w.dropped.Inc()
+		v.skipping = true
+	}
+}
+
+// renew moves the session's end to exp, when later.
+func (v *viewer) renew(exp time.Time) {
+	for {
+		old := v.exp.Load()
+		if exp.Unix() <= old {
+			return
+		}
+		if v.exp.CompareAndSwap(old, exp.Unix()) {
+			break
+		}
+	}
+	select {
+	case v.renewed <- struct{}{}:
+	default:
+	}
+}
+
+func (v *viewer) setConnected() { v.connOnce.Do(func() { close(v.connected) }) }
+
+// stop asks run to end; it does not wait.
+func (v *viewer) stop() { v.stopOnce.Do(func() { close(v.quit) }) }
+
+// close ends the session and waits for its goroutine.
+func (v *viewer) close() {
+	v.stop()
+	<-v.done
+}
+
+// run is the session's goroutine; see viewer. It closes the peer
+// connection and unregisters the session when it returns.
+func (v *viewer) run() {
+	defer close(v.done)
+	defer v.w.remove(v)
+	defer func() { _ = v.pc.Close() }()
+	expiry := time.NewTimer(time.Until(time.Unix(v.exp.Load(), 0)))
+	defer expiry.Stop()
+	connect := time.NewTimer(v.w.cfg.ConnectTimeout)
+	select {
+	case <-v.connected:
+		connect.Stop()
+	case <-connect.C:
+		v.log.Debug("webrtc session not connected in time")
+		return
+	case <-expiry.C:
+		return
+	case <-v.quit:
+		return
+	}
+	if !v.hub.join(v) {
+		return // the camera's codec changed meanwhile
+	}
+	defer v.hub.leave(v)
+	for {
+		select {
+		case f := <-v.ch:
+			if v.w.hookWrite != nil {
+				v.w.hookWrite(v.id)
+			}
+			for _, p := range f.pkts {
+				if err := v.track.WriteRTP(p); err != nil {
+					v.log.Debug("webrtc write failed", zap.Error(err))
+					return
+				}
+			}
+			v.frames.Add(1)
+		case <-v.renewed:
+			expiry.Reset(time.Until(time.Unix(v.exp.Load(), 0)))
+		case <-expiry.C:
+			if left := time.Until(time.Unix(v.exp.Load(), 0)); left > 0 {
+				expiry.Reset(left)
+				continue
+			}
+			v.log.Debug("webrtc session token expired")
+			return
+		case <-v.quit:
+			return
+		}
+	}
+}
+
+// readRTCP drains the sender's RTCP (receiver reports, PLI) until the
+// connection closes; nothing acts on it.
+func readRTCP(s *webrtc.RTPSender) {
+	buf := make([]byte, 1500)
+	for {
+		if _, _, err := s.Read(buf); err != nil {
+			return
+		}
+	}
+}

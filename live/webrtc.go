@@ -1,0 +1,265 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pion/ice/v4"
+	"github.com/pion/interceptor"
+	"github.com/pion/webrtc/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+)
+
+// ICEServer is a STUN or TURN server the node's ICE agent uses to find its
+// public address (STUN) or to relay (TURN).
+type ICEServer struct {
+	// URLs are stun:, turn: or turns: addresses.
+	URLs []string
+	// Username and Credential authenticate to a TURN server.
+	Username, Credential string
+}
+
+// WebRTCConfig configures live video over WebRTC (WHEP).
+type WebRTCConfig struct {
+	// ICEServers are the STUN and TURN servers of the node's ICE agent.
+	// It defaults to none: host candidates only.
+	ICEServers []ICEServer
+
+	// UDPPortMin and UDPPortMax bound the UDP ports a session's socket
+	// binds (one port per session). Both 0: any free port.
+	UDPPortMin, UDPPortMax uint16
+
+	// UDPMuxAddr, when set (":8189"), serves every session on this one UDP
+	// socket instead, for a firewall or a Kubernetes Service with one port.
+	UDPMuxAddr string
+
+	// TCPMuxAddr, when set (":8189"), also offers ICE over TCP on this one
+	// listener, for networks that block UDP.
+	TCPMuxAddr string
+
+	// PublicIPs, when set, are the addresses put in the host candidates
+	// instead of the interfaces' (a node behind a 1:1 NAT, a Kubernetes
+	// node's external address).
+	PublicIPs []string
+
+	// Interfaces, when set, limits the network interfaces candidates are
+	// gathered on, by name; "lo" includes loopback, which is otherwise
+	// left out. It defaults to every interface but loopback.
+	Interfaces []string
+
+	// MaxSessions bounds the WebRTC viewers of the node; past it a new one
+	// gets 503. It defaults to 1000.
+	MaxSessions int
+
+	// ViewerQueue is the frames queued for one viewer; a viewer whose
+	// queue is full loses frames (counted) and resumes at the next
+	// keyframe. It defaults to 64.
+	ViewerQueue int
+
+	// ConnectTimeout bounds the time from the answer to a connected
+	// session; a session not connected by then is closed. It defaults to
+	// 15 s.
+	ConnectTimeout time.Duration
+
+	// GatherTimeout bounds the wait for the node's ICE candidates before
+	// the answer is sent with those found so far. It defaults to 3 s.
+	GatherTimeout time.Duration
+}
+
+func (c WebRTCConfig) withDefaults() WebRTCConfig {
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 1000
+	}
+	if c.ViewerQueue <= 0 {
+		c.ViewerQueue = 64
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 15 * time.Second
+	}
+	if c.GatherTimeout <= 0 {
+		c.GatherTimeout = 3 * time.Second
+	}
+	return c
+}
+
+// WebRTC serves a Server's cameras over WebRTC, by WHEP (RFC 9725):
+// a viewer POSTs an SDP offer to {live base}/live/{camera}/whep with a
+// live token and gets the answer; the camera's video is sent as it comes
+// from the pipeline, packetized once for every viewer, never decoded.
+type WebRTC struct {
+	s   *Server
+	cfg WebRTCConfig
+	api *webrtc.API
+	log *zap.Logger
+
+	closers []func() error // mux sockets
+
+	mu       sync.Mutex
+	sessions map[string]*viewer
+	closed   bool
+
+	// hookWrite, set by tests only, runs in a session's goroutine before
+	// it writes each frame.
+	hookWrite func(session string)
+
+	requests *prometheus.CounterVec
+	dropped  prometheus.Counter
+	active   prometheus.GaugeFunc
+}
+
+// NewWebRTC returns the WebRTC side of s. It opens the mux sockets of cfg,
+// if any; Close closes them and every session.
+func NewWebRTC(s *Server, cfg WebRTCConfig) (*WebRTC, error) {
+	cfg = cfg.withDefaults()
+	w := &WebRTC{
+		s: s, cfg: cfg, sessions: map[string]*viewer{},
+		log: s.cfg.Log.With(zap.String("proto", "webrtc")),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigia_live_webrtc_requests_total", Help: "WHEP requests (new WebRTC viewers) by result."}, []string{"result"}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigia_live_webrtc_dropped_frames_total", Help: "Video frames not sent to a WebRTC viewer whose queue was full (that viewer only)."}),
+	}
+	w.active = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vigia_live_webrtc_sessions", Help: "WebRTC viewers connected or connecting."},
+		func() float64 { return float64(w.Sessions()) })
+	se, err := w.settings()
+	if err != nil {
+		w.closeMux()
+		return nil, err
+	}
+	me := &webrtc.MediaEngine{}
+	if err := registerVideoCodecs(me); err != nil {
+		w.closeMux()
+		return nil, err
+	}
+	// No interceptors: no retransmission buffers, reports or bandwidth
+	// estimation per viewer (docs/live.md, WebRTC).
+	w.api = webrtc.NewAPI(webrtc.WithMediaEngine(me), webrtc.WithSettingEngine(se),
+		webrtc.WithInterceptorRegistry(&interceptor.Registry{}))
+	if s.cfg.Registerer != nil {
+		s.cfg.Registerer.MustRegister(w.requests, w.dropped, w.active)
+	}
+	return w, nil
+}
+
+// settings builds the ICE settings of cfg.
+func (w *WebRTC) settings() (webrtc.SettingEngine, error) {
+	cfg := w.cfg
+	var se webrtc.SettingEngine
+	se.SetICETimeouts(5*time.Second, 10*time.Second, 2*time.Second)
+	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	if len(cfg.Interfaces) > 0 {
+		names := slices.Clone(cfg.Interfaces)
+		se.SetInterfaceFilter(func(n string) bool { return slices.Contains(names, n) })
+		se.SetIncludeLoopbackCandidate(true)
+	}
+	if len(cfg.PublicIPs) > 0 {
+		if err := se.SetICEAddressRewriteRules(webrtc.ICEAddressRewriteRule{External: cfg.PublicIPs,
+			AsCandidateType: webrtc.ICECandidateTypeHost, Mode: webrtc.ICEAddressRewriteReplace}); err != nil {
+			return se, fmt.Errorf("webrtc public ips %v: %w", cfg.PublicIPs, err)
+		}
+	}
+	types := []webrtc.NetworkType{webrtc.NetworkTypeUDP4, webrtc.NetworkTypeUDP6}
+	switch {
+	case cfg.UDPMuxAddr != "":
+		conn, err := net.ListenPacket("udp", cfg.UDPMuxAddr)
+		if err != nil {
+			return se, fmt.Errorf("webrtc udp mux %s: %w", cfg.UDPMuxAddr, err)
+		}
+		mux := ice.NewUDPMuxDefault(ice.UDPMuxParams{UDPConn: conn})
+		w.closers = append(w.closers, mux.Close)
+		se.SetICEUDPMux(mux)
+	case cfg.UDPPortMin > 0 || cfg.UDPPortMax > 0:
+		if err := se.SetEphemeralUDPPortRange(cfg.UDPPortMin, cfg.UDPPortMax); err != nil {
+			return se, fmt.Errorf("webrtc udp ports %d-%d: %w", cfg.UDPPortMin, cfg.UDPPortMax, err)
+		}
+	}
+	if cfg.TCPMuxAddr != "" {
+		ln, err := net.Listen("tcp", cfg.TCPMuxAddr)
+		if err != nil {
+			return se, fmt.Errorf("webrtc tcp mux %s: %w", cfg.TCPMuxAddr, err)
+		}
+		mux := ice.NewTCPMuxDefault(ice.TCPMuxParams{Listener: ln, ReadBufferSize: 8, WriteBufferSize: 4 << 20})
+		w.closers = append(w.closers, mux.Close)
+		se.SetICETCPMux(mux)
+		types = append(types, webrtc.NetworkTypeTCP4, webrtc.NetworkTypeTCP6)
+	}
+	se.SetNetworkTypes(types)
+	return se, nil
+}
+
+func (w *WebRTC) closeMux() {
+	for _, c := range w.closers {
+		_ = c()
+	}
+	w.closers = nil
+}
+
+// iceServers returns the configured servers in pion's form.
+func (w *WebRTC) iceServers() []webrtc.ICEServer {
+	out := make([]webrtc.ICEServer, 0, len(w.cfg.ICEServers))
+	for _, s := range w.cfg.ICEServers {
+		out = append(out, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
+	}
+	return out
+}
+
+// Sessions returns the number of WebRTC viewers, connected or connecting.
+func (w *WebRTC) Sessions() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.sessions)
+}
+
+// errFull is why a new viewer is refused when MaxSessions are open.
+var errFull = errors.New("too many webrtc viewers on this node")
+
+// add registers v under its id; it fails when the node has MaxSessions or
+// is closed.
+func (w *WebRTC) add(v *viewer) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errStopped
+	}
+	if len(w.sessions) >= w.cfg.MaxSessions {
+		return errFull
+	}
+	w.sessions[v.id] = v
+	return nil
+}
+
+func (w *WebRTC) remove(v *viewer) {
+	w.mu.Lock()
+	if w.sessions[v.id] == v {
+		delete(w.sessions, v.id)
+	}
+	w.mu.Unlock()
+}
+
+func (w *WebRTC) session(id string) *viewer {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sessions[id]
+}
+
+// Close ends every session and closes the mux sockets; it returns once
+// the sessions' goroutines have exited.
+func (w *WebRTC) Close() {
+	w.mu.Lock()
+	w.closed = true
+	all := make([]*viewer, 0, len(w.sessions))
+	for _, v := range w.sessions {
+		all = append(all, v)
+	}
+	w.mu.Unlock()
+	for _, v := range all {
+		v.close()
+	}
+	w.closeMux()
+}

@@ -1,0 +1,140 @@
+// Vigia live video over WebRTC (WHEP, RFC 9725), for the player page.
+// window.vigiaWebRTC.play(video, whepURL, opts) offers to receive the
+// camera's video, POSTs the offer to the node's WHEP address and plays the
+// answer's stream in video. It reports through opts.onPlaying() once a
+// frame is shown and opts.onFail(reason, wasPlaying) when the browser
+// lacks the codecs, the node refuses, nothing plays within opts.timeoutMs
+// (4 s), the connection fails later or the picture stops for 3 s (the
+// node ended the session). The session's address takes a renewed token
+// (renew) and is deleted on close. document.body.dataset.webrtcSessions
+// counts the sessions opened.
+(function () {
+  'use strict';
+
+  // isWHEP reports whether a live address is a WHEP endpoint.
+  function isWHEP(u) {
+    try { return /\/whep$/.test(new URL(u, location.href).pathname); } catch (e) { return false; }
+  }
+
+  // hlsURL returns the LL-HLS playlist of a live address: the node signs
+  // both with the same token, they differ in the last path element.
+  function hlsURL(u) {
+    if (!isWHEP(u)) { return u; }
+    var x = new URL(u, location.href);
+    x.pathname = x.pathname.replace(/\/whep$/, '/index.m3u8');
+    return x.toString();
+  }
+
+  // videoCodecs returns the browser's receivable video codecs (lower case
+  // MIME subtypes), or null when it cannot tell.
+  function videoCodecs() {
+    if (!window.RTCRtpReceiver || !RTCRtpReceiver.getCapabilities) { return null; }
+    var caps = RTCRtpReceiver.getCapabilities('video');
+    if (!caps) { return null; }
+    return caps.codecs.map(function (c) { return c.mimeType.toLowerCase().replace('video/', ''); });
+  }
+
+  function body() { return document.body; }
+
+  function gathered(pc, ms) {
+    return new Promise(function (resolve) {
+      if (pc.iceGatheringState === 'complete') { resolve(); return; }
+      var t = setTimeout(resolve, ms);
+      pc.addEventListener('icegatheringstatechange', function () {
+        if (pc.iceGatheringState === 'complete') { clearTimeout(t); resolve(); }
+      });
+    });
+  }
+
+  function play(video, url, opts) {
+    opts = opts || {};
+    var s = { pc: null, location: null, closed: false, playing: false, failed: false };
+    function fail(why) {
+      if (s.closed || s.failed) { return; }
+      s.failed = true;
+      var was = s.playing;
+      close();
+      if (opts.onFail) { opts.onFail(why, was); }
+    }
+    function close() {
+      if (s.closed) { return; }
+      s.closed = true;
+      clearTimeout(s.timer);
+      clearInterval(s.watch);
+      if (s.location) {
+        fetch(s.location, { method: 'DELETE', keepalive: true }).catch(function () {});
+      }
+      if (s.pc) { s.pc.close(); }
+      if (video.srcObject) { video.srcObject = null; }
+    }
+    s.close = close;
+    // renew hands the session a newer token (the same camera's live URL).
+    s.renew = function (newURL) {
+      if (!s.location || s.closed) { return; }
+      var q = new URL(newURL, location.href).search;
+      var target = new URL(s.location);
+      target.search = q;
+      fetch(target.toString(), { method: 'PATCH' }).catch(function () {});
+    };
+
+    var codecs = videoCodecs();
+    if (!window.RTCPeerConnection || (codecs && codecs.indexOf('h264') < 0 && codecs.indexOf('h265') < 0)) {
+      setTimeout(function () { fail('this browser cannot receive H.264 or H.265 over WebRTC'); }, 0);
+      return s;
+    }
+    // watchFrames fails the session when no new picture came for 3 s: a
+    // node ending a session is not always seen as a closed connection.
+    function watchFrames() {
+      if (!video.getVideoPlaybackQuality) { return; }
+      var last = -1, still = 0;
+      s.watch = setInterval(function () {
+        var n = video.getVideoPlaybackQuality().totalVideoFrames;
+        still = n === last ? still + 1 : 0;
+        last = n;
+        if (still >= 3) { fail('no picture over WebRTC for 3 s'); }
+      }, 1000);
+    }
+    body().dataset.webrtcSessions = String(Number(body().dataset.webrtcSessions || 0) + 1);
+    s.timer = setTimeout(function () { fail('no picture over WebRTC within ' + ((opts.timeoutMs || 4000) / 1000) + ' s'); },
+      opts.timeoutMs || 4000);
+    var pc = new RTCPeerConnection();
+    s.pc = pc;
+    pc.addTransceiver('video', { direction: 'recvonly' });
+    pc.ontrack = function (ev) {
+      video.srcObject = ev.streams && ev.streams[0] ? ev.streams[0] : new MediaStream([ev.track]);
+      var p = video.play();
+      if (p && p.catch) { p.catch(function () {}); }
+    };
+    pc.onconnectionstatechange = function () {
+      if (pc.connectionState === 'failed' || pc.connectionState === 'closed') { fail('WebRTC connection ' + pc.connectionState); }
+    };
+    video.addEventListener('playing', function onPlaying() {
+      video.removeEventListener('playing', onPlaying);
+      if (s.closed) { return; }
+      clearTimeout(s.timer);
+      s.playing = true;
+      watchFrames();
+      if (opts.onPlaying) { opts.onPlaying(); }
+    });
+    pc.createOffer().then(function (o) {
+      return pc.setLocalDescription(o);
+    }).then(function () {
+      return gathered(pc, 1000);
+    }).then(function () {
+      if (s.closed) { throw new Error('closed'); }
+      return fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/sdp' }, body: pc.localDescription.sdp });
+    }).then(function (r) {
+      if (r.status !== 201) { throw new Error('the node answered ' + r.status); }
+      var loc = r.headers.get('Location');
+      if (loc && s.closed) { fetch(new URL(loc, url).toString(), { method: 'DELETE', keepalive: true }).catch(function () {}); }
+      if (loc) { s.location = new URL(loc, url).toString(); }
+      return r.text();
+    }).then(function (sdp) {
+      if (s.closed) { return null; }
+      return pc.setRemoteDescription({ type: 'answer', sdp: sdp });
+    }).catch(function (e) { fail(String(e && e.message || e)); });
+    return s;
+  }
+
+  window.vigiaWebRTC = { play: play, isWHEP: isWHEP, hlsURL: hlsURL, videoCodecs: videoCodecs };
+})();

@@ -1,0 +1,221 @@
+package synth
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/bluenviron/gortsplib/v4"
+	"github.com/bluenviron/gortsplib/v4/pkg/base"
+	"github.com/bluenviron/gortsplib/v4/pkg/description"
+	"github.com/bluenviron/gortsplib/v4/pkg/format"
+	"github.com/pion/rtp"
+)
+
+// StampConfig configures a StampCamera.
+type StampConfig struct {
+	// Addr is the RTSP listen address. It defaults to "127.0.0.1:0".
+	Addr string
+	// Width and Height of the pictures. They default to 640×360.
+	Width, Height int
+	// FPS is the frame rate. It defaults to 30.
+	FPS int
+	// GOP is the frames from one keyframe to the next. It defaults to FPS
+	// (one a second).
+	GOP int
+	// FFmpeg is the ffmpeg binary (with libx264). It defaults to "ffmpeg".
+	FFmpeg string
+}
+
+// StampCamera is a live synthetic camera for latency measures: each
+// picture shows the wall-clock time it was made (DrawStamp), is encoded at
+// once by FFmpeg's libx264 (ultrafast, zerolatency, no B-frames) and served
+// over RTSP at rtsp://{Addr}/stamp as soon as it is encoded. A viewer
+// reads the stamp back from the picture it shows (ReadStamp,
+// StampReaderJS): now minus the stamp is the glass-to-glass latency,
+// encoding included, as with a real camera.
+type StampCamera struct {
+	cfg    StampConfig
+	rtsp   *gortsplib.Server
+	stream *gortsplib.ServerStream
+	medi   *description.Media
+	enc    *exec.Cmd
+	rtpIn  net.PacketConn
+	stdin  io.WriteCloser
+
+	addr string
+	quit chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+// StartStampCamera starts the encoder, the picture clock and the RTSP
+// server; Close stops them.
+func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.Width == 0 || cfg.Height == 0 {
+		cfg.Width, cfg.Height = 640, 360
+	}
+	if cfg.FPS <= 0 {
+		cfg.FPS = 30
+	}
+	if cfg.GOP <= 0 {
+		cfg.GOP = cfg.FPS
+	}
+	if cfg.FFmpeg == "" {
+		cfg.FFmpeg = "ffmpeg"
+	}
+	if cfg.Width < (stampCols+2)*StampBlock || cfg.Height < (StampRows+2)*StampBlock || cfg.Width%2 != 0 || cfg.Height%2 != 0 {
+		return nil, fmt.Errorf("stamp camera: %dx%d too small or odd for the stamp", cfg.Width, cfg.Height)
+	}
+	c := &StampCamera{cfg: cfg, quit: make(chan struct{})}
+	c.medi = &description.Media{Type: description.MediaTypeVideo,
+		Formats: []format.Format{&format.H264{PayloadTyp: videoPayloadType, PacketizationMode: 1}}}
+	c.rtsp = &gortsplib.Server{
+		Handler:     stampHandler{c},
+		RTSPAddress: cfg.Addr,
+		Listen: func(network, address string) (net.Listener, error) {
+			ln, err := net.Listen(network, address)
+			if err == nil {
+				c.addr = ln.Addr().String()
+			}
+			return ln, err
+		},
+	}
+	if err := c.rtsp.Start(); err != nil {
+		return nil, fmt.Errorf("stamp camera: %w", err)
+	}
+	c.stream = &gortsplib.ServerStream{Server: c.rtsp, Desc: &description.Session{Medias: []*description.Media{c.medi}}}
+	if err := c.stream.Initialize(); err != nil {
+		c.rtsp.Close()
+		return nil, err
+	}
+	if err := c.startEncoder(); err != nil {
+		c.stream.Close()
+		c.rtsp.Close()
+		return nil, err
+	}
+	c.wg.Add(2)
+	go c.relay()
+	go c.clock()
+	return c, nil
+}
+
+// startEncoder starts FFmpeg reading raw pictures on stdin and sending
+// RTP (RFC 6184) to a loopback socket of ours.
+func (c *StampCamera) startEncoder() error {
+	var err error
+	if c.rtpIn, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+		return err
+	}
+	cfg := c.cfg
+	c.enc = exec.Command(cfg.FFmpeg, "-hide_banner", "-loglevel", "error",
+		"-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", strconv.Itoa(cfg.Width)+"x"+strconv.Itoa(cfg.Height),
+		"-r", strconv.Itoa(cfg.FPS), "-i", "pipe:0",
+		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-threads", "1",
+		"-g", strconv.Itoa(cfg.GOP), "-bf", "0", "-x264-params", "repeat-headers=1",
+		"-f", "rtp", "-payload_type", strconv.Itoa(videoPayloadType),
+		"rtp://"+c.rtpIn.LocalAddr().String()+"?pkt_size=1200")
+	if c.stdin, err = c.enc.StdinPipe(); err != nil {
+		_ = c.rtpIn.Close()
+		return err
+	}
+	if err := c.enc.Start(); err != nil {
+		_ = c.rtpIn.Close()
+		return fmt.Errorf("stamp camera encoder: %w", err)
+	}
+	return nil
+}
+
+// URL returns the camera's RTSP address.
+func (c *StampCamera) URL() string { return "rtsp://" + c.addr + "/stamp" }
+
+// clock writes a stamped picture to the encoder every frame interval
+// until Close.
+func (c *StampCamera) clock() {
+	defer c.wg.Done()
+	w, h := c.cfg.Width, c.cfg.Height
+	pic := make([]byte, w*h*3/2)
+	for i := range pic {
+		pic[i] = stampGray
+	}
+	tick := time.NewTicker(time.Second / time.Duration(c.cfg.FPS))
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-tick.C:
+			DrawStamp(pic[:w*h], w, time.Now())
+			if _, err := c.stdin.Write(pic); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// relay hands the encoder's RTP packets to the RTSP readers.
+func (c *StampCamera) relay() {
+	defer c.wg.Done()
+	buf := make([]byte, 2048)
+	for {
+		n, _, err := c.rtpIn.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		var p rtp.Packet
+		if p.Unmarshal(buf[:n]) != nil {
+			continue
+		}
+		_ = c.stream.WritePacketRTPWithNTP(c.medi, &p, time.Now())
+	}
+}
+
+// Close stops the camera and waits for its goroutines and the encoder.
+func (c *StampCamera) Close() {
+	c.once.Do(func() {
+		close(c.quit)
+		_ = c.stdin.Close()
+		if c.enc.Process != nil {
+			_ = c.enc.Process.Kill()
+		}
+		_ = c.enc.Wait()
+		_ = c.rtpIn.Close()
+		c.wg.Wait()
+		c.stream.Close()
+		c.rtsp.Close()
+	})
+}
+
+// stampHandler serves the camera's one stream to every reader.
+type stampHandler struct{ c *StampCamera }
+
+var errNoPath = errors.New("no such stream")
+
+// OnDescribe implements gortsplib.ServerHandlerOnDescribe.
+func (h stampHandler) OnDescribe(ctx *gortsplib.ServerHandlerOnDescribeCtx) (*base.Response, *gortsplib.ServerStream, error) {
+	if ctx.Path != "/stamp" && ctx.Path != "stamp" {
+		return &base.Response{StatusCode: base.StatusNotFound}, nil, errNoPath
+	}
+	return &base.Response{StatusCode: base.StatusOK}, h.c.stream, nil
+}
+
+// OnSetup implements gortsplib.ServerHandlerOnSetup.
+func (h stampHandler) OnSetup(ctx *gortsplib.ServerHandlerOnSetupCtx) (*base.Response, *gortsplib.ServerStream, error) {
+	if ctx.Path != "/stamp" && ctx.Path != "stamp" {
+		return &base.Response{StatusCode: base.StatusNotFound}, nil, errNoPath
+	}
+	return &base.Response{StatusCode: base.StatusOK}, h.c.stream, nil
+}
+
+// OnPlay implements gortsplib.ServerHandlerOnPlay.
+func (h stampHandler) OnPlay(*gortsplib.ServerHandlerOnPlayCtx) (*base.Response, error) {
+	return &base.Response{StatusCode: base.StatusOK}, nil
+}
