@@ -170,8 +170,8 @@ func (s *Server) vod(w http.ResponseWriter, r *http.Request) error {
 	id := camID(a.cam.ID)
 	auth := s.playerQuery(a)
 	player.VODHandler(player.VODConfig{
-		Camera: func(*http.Request) string { return id },
-		List:   player.StoreLister(s.cfg.Store),
+		Camera:    func(*http.Request) string { return id },
+		Catalogue: s.cfg.Catalogue,
 		Sign: func(_ context.Context, key string, _ time.Duration) (string, error) {
 			return "/api/camera/" + id + "/segment/" + path.Base(key) + "?" + auth, nil
 		},

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
@@ -34,6 +35,10 @@ type Config struct {
 	DB *db.DB
 	// Store is the object store of recordings, images and videos.
 	Store storage.Store
+	// Catalogue finds recordings in Store. It defaults to one with the
+	// default longest segment; the wiring passes the node's, whose
+	// longest segment follows recording.segment_duration.
+	Catalogue *catalogue.Catalogue
 	// Registry is the NATS camera registry.
 	Registry Registry
 	// Status reads camera status.
@@ -183,6 +188,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
+	}
+	if cfg.Catalogue == nil {
+		cfg.Catalogue = catalogue.New(catalogue.Config{Store: cfg.Store})
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if cfg.Info.Manufacturers == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/vigia/vigia/api"
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/live"
@@ -59,7 +60,7 @@ func (a *App) startAPI(ctx context.Context) error {
 		return fmt.Errorf("api.timezone: %w", err)
 	}
 	srv, err := api.New(api.Config{
-		DB: d, Store: a.store, Registry: a.bus, Status: a.bus,
+		DB: d, Store: a.store, Catalogue: a.cat, Registry: a.bus, Status: a.bus,
 		Live:       apiLive{a},
 		Snapshots:  apiSnapshots{a.bus},
 		SnapshotAt: apiSnapshotAt{a},
@@ -264,7 +265,7 @@ type apiSnapshotAt struct{ a *App }
 
 func (s apiSnapshotAt) SnapshotAt(ctx context.Context, camera string, ts time.Time) (string, error) {
 	key, _, err := s.a.SnapshotAt(ctx, camera, ts)
-	if errors.Is(err, errNoSegment) || errors.Is(err, thumbs.ErrUnavailable) {
+	if errors.Is(err, catalogue.ErrNoRecording) || errors.Is(err, thumbs.ErrUnavailable) {
 		return "", nil
 	}
 	return key, err

@@ -106,7 +106,7 @@ type recording struct {
 }
 
 // recordingsJSON lists a camera's segments of the last hours (query
-// `hours`, default 1, at most 24) with signed URLs.
+// `hours`, default 1, at most 24) with signed URLs, from the catalogue.
 func (a *App) recordingsJSON(w http.ResponseWriter, r *http.Request) {
 	if !a.pageAllowed(r) {
 		http.Error(w, "operator token required", http.StatusUnauthorized)
@@ -123,25 +123,19 @@ func (a *App) recordingsJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	now := time.Now().UTC()
+	now := time.Now()
+	segs, err := a.cat.Segments(ctx, cam, now.Add(-time.Duration(hours)*time.Hour), now)
+	if err != nil {
+		http.Error(w, "listing failed", http.StatusBadGateway)
+		return
+	}
 	out := []recording{}
-	for h := hours - 1; h >= 0; h-- {
-		prefix := storage.SegmentPrefix(cam, now.Add(-time.Duration(h)*time.Hour))
-		for obj, err := range storage.Walk(ctx, a.store, prefix) {
-			if err != nil {
-				http.Error(w, "listing failed", http.StatusBadGateway)
-				return
-			}
-			_, start, dur, err := storage.ParseSegmentKey(obj.Key)
-			if err != nil {
-				continue
-			}
-			u, err := a.store.SignedURL(ctx, obj.Key, time.Duration(a.cfg.Storage.SignedURLExpiry))
-			if err != nil {
-				continue
-			}
-			out = append(out, recording{StartMs: start, DurMs: dur, URL: u})
+	for _, s := range segs {
+		u, err := a.store.SignedURL(ctx, s.Key, time.Duration(a.cfg.Storage.SignedURLExpiry))
+		if err != nil {
+			continue
 		}
+		out = append(out, recording{StartMs: s.StartMs, DurMs: s.DurMs, URL: u})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/storage"
@@ -43,7 +44,7 @@ func newTestServer(t *testing.T) *testServer {
 // AAC audio) through the real segmenter and spool from start for dur, faster
 // than real time, and stores the segments as the recorder does (key layout,
 // init-size metadata). It returns the stored segments in start order.
-func record(t *testing.T, store storage.Store, camera string, start time.Time, dur, segDur time.Duration) []StoredSegment {
+func record(t *testing.T, store storage.Store, camera string, start time.Time, dur, segDur time.Duration) []catalogue.Segment {
 	t.Helper()
 	clip, err := synth.Fixture(synth.CodecH264, true)
 	if err != nil {
@@ -98,8 +99,12 @@ func record(t *testing.T, store storage.Store, camera string, start time.Time, d
 	if err := sp.Drain(ctx); err != nil {
 		t.Fatalf("uploading segments: %v", err)
 	}
-	segs, err := StoreLister(store)(ctx, camera, start.UnixMilli(), start.Add(dur).UnixMilli())
+	cat := catalogue.New(catalogue.Config{Store: store})
+	segs, err := cat.Segments(ctx, camera, start, start.Add(dur))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.InitSizes(ctx, segs); err != nil {
 		t.Fatal(err)
 	}
 	return segs

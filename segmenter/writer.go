@@ -51,7 +51,7 @@ type WriterConfig struct {
 
 	// OnGap is called when a segment opens later than the end of the last
 	// one (or than NotBefore): from is that end, to the new segment's
-	// start. reason is GapKeyframes or GapTimestamps when the Writer itself
+	// start; from is zero when neither is known (the first segment). reason is GapKeyframes or GapTimestamps when the Writer itself
 	// closed the segment before the gap, "" otherwise (a Discontinuity,
 	// new tracks). It runs on the caller's goroutine, within WriteUnit.
 	// Optional.
@@ -298,7 +298,7 @@ func (w *Writer) openSegment(u *media.Unit) error {
 		if start.Before(w.lastEnd) {
 			start = w.lastEnd
 		}
-		if w.cfg.OnGap != nil && !w.lastEnd.IsZero() && start.Sub(w.lastEnd) > TouchToleranceMs*time.Millisecond {
+		if w.cfg.OnGap != nil && (w.lastEnd.IsZero() || start.Sub(w.lastEnd) > TouchToleranceMs*time.Millisecond) {
 			w.cfg.OnGap(w.lastEnd, start, w.gapReason)
 		}
 		w.gapReason = ""

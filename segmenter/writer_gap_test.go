@@ -113,10 +113,10 @@ func TestWriterMaxDuration(t *testing.T) {
 			t.Errorf("segment %d starts at %v, want the keyframe at %v", i, s.Start, want)
 		}
 	}
-	if len(gaps) != 3 {
-		t.Fatalf("gaps %+v, want 3", gaps)
+	if len(gaps) != 4 || !gaps[0].from.IsZero() || !gaps[0].to.Equal(segs[0].Start) {
+		t.Fatalf("gaps %+v, want the first segment's (from zero) and 3", gaps)
 	}
-	for i, g := range gaps {
+	for i, g := range gaps[1:] {
 		if g.reason != GapKeyframes || !g.from.Equal(segs[i].End()) || !g.to.Equal(segs[i+1].Start) {
 			t.Errorf("gap %d %+v, want %v to %v for keyframes", i, g, segs[i].End(), segs[i+1].Start)
 		}

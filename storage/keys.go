@@ -145,9 +145,8 @@ func ParseRecordingKey(key string) (RecordingEntry, error) {
 	if !ValidCameraID(e.Camera) {
 		return e, fmt.Errorf("%w: %q: bad camera id", ErrInvalidSegmentKey, key)
 	}
-	name := parts[6]
-	var ok bool
-	if name, ok = strings.CutSuffix(parts[6], segmentExt); ok {
+	name, ok := strings.CutSuffix(parts[6], segmentExt)
+	if ok {
 		e.Kind = KindSegment
 	} else if name, ok = strings.CutSuffix(parts[6], gapExt); ok {
 		e.Kind = KindGap
