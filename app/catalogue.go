@@ -71,13 +71,19 @@ func (a *App) objectAttrs(ctx context.Context, camera string) (meta, tags map[st
 	return map[string]string{storage.MetaRetentionDays: d}, map[string]string{storage.TagRetentionDays: d}
 }
 
+// recordGap is the recorder's OnGap: the journal writes the record.
+func (a *App) recordGap(g status.Gap) {
+	a.metrics.GapRecords.WithLabelValues(string(g.Cause)).Inc()
+	a.journal.Record(g)
+}
+
 // segmentDropped records the gap a segment the spool dropped leaves.
 func (a *App) segmentDropped(seg segmenter.Segment, reason string) {
 	cause := status.CauseSpoolQuota
 	if reason == "upload_failed" {
 		cause = status.CauseUploadFailed
 	}
-	a.journal.Record(status.Gap{Camera: seg.Camera, StartMs: seg.StartMs(), EndMs: seg.End().UnixMilli(), Cause: cause, Detail: reason})
+	a.recordGap(status.Gap{Camera: seg.Camera, StartMs: seg.StartMs(), EndMs: seg.End().UnixMilli(), Cause: cause, Detail: reason, Node: a.cfg.NodeID})
 }
 
 // stopCause says why a camera of the cluster stops here: removed from the
