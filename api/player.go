@@ -140,6 +140,8 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 		CameraID: id, CameraName: a.cam.Description, LiveURL: live,
 		LiveRenewURL: "/api/camera/" + id + "/player/live-url?" + auth,
 		VODURL:       "/api/camera/" + id + "/vod.m3u8?" + auth,
+		TimelineURL:  "/api/camera/" + id + "/player/timeline?" + auth,
+		ThumbsURL:    "/api/camera/" + id + "/player/thumbs?" + auth,
 		AssetsURL:    "/api/player/", Now: s.now(), Query: q,
 	})
 	return nil

@@ -76,6 +76,12 @@ func digestRoutes(tok string, now time.Time) []digestRoute {
 		{"player live url", "GET", "/api/camera/{id}/player/live-url", []string{"player_digest"}, false, func(c, p, v string) string {
 			return "/api/camera/" + c + "/player/live-url?" + q(p, v)
 		}},
+		{"player timeline", "GET", "/api/camera/{id}/player/timeline", []string{"player_digest"}, false, func(c, p, v string) string {
+			return "/api/camera/" + c + "/player/timeline?from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms + "&" + q(p, v)
+		}},
+		{"player thumbnails", "GET", "/api/camera/{id}/player/thumbs", []string{"player_digest"}, false, func(c, p, v string) string {
+			return "/api/camera/" + c + "/player/thumbs?from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms + "&" + q(p, v)
+		}},
 	}
 }
 

@@ -91,6 +91,8 @@ func (e *env) collect(tok string, id int64) (api, store []handedOut) {
 		{"hourly thumbnails", "/api/camera/" + c + "/thumbs-hourly?token=" + tok + "&digest=" + cam.Digest + "&ts=" + ts},
 		{"snapshot", "/api/v1/cameras/" + c + "/print?token=" + tok + "&digest=" + cam.Digest},
 		{"live url", "/api/camera/" + c + "/live-url?token=" + tok},
+		{"player timeline", "/api/camera/" + c + "/player/timeline?player_digest=" + pd + "&from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms},
+		{"player thumbnails", "/api/camera/" + c + "/player/thumbs?player_digest=" + pd + "&from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms},
 	}
 	// The page's own addresses (a playlist and renewal signed for the page).
 	status, page, _ := e.fetch(api[0].url)

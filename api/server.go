@@ -18,6 +18,7 @@ import (
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/sign"
+	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -52,6 +53,10 @@ type Config struct {
 	SnapshotAt SnapshotFinder
 	// Exporter runs downloadable video jobs; optional.
 	Exporter Exporter
+	// OnGap, optional, records a gap the API causes: blocking a client
+	// records camera_blocked for each of its cameras (docs/recording.md,
+	// Gaps). It must not block.
+	OnGap func(status.Gap)
 
 	// Keys sign digests and seal camera credentials (security.secret, with
 	// its rotation); one of Keys and Secret is required.
@@ -190,7 +195,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Log = zap.NewNop()
 	}
 	if cfg.Catalogue == nil {
-		cfg.Catalogue = catalogue.New(catalogue.Config{Store: cfg.Store})
+		cfg.Catalogue = catalogue.New(catalogue.Config{Store: cfg.Store, Now: cfg.Now})
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if cfg.Info.Manufacturers == nil {

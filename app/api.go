@@ -64,6 +64,7 @@ func (a *App) startAPI(ctx context.Context) error {
 		Live:       apiLive{a},
 		Snapshots:  apiSnapshots{a.bus},
 		SnapshotAt: apiSnapshotAt{a},
+		OnGap:      a.recordGap,
 		Exporter:   a.countExports(apiExporter{jobs: export.NewJobs(a.bus, a.store, time.Duration(a.cfg.Export.MaxRange))}),
 		Keys:       a.keys, OperatorTokens: tokens, Info: api.CreationInfoFrom(cfg.API),
 		PublicURL: a.URL(), RTMPURL: cfg.API.RTMPURL, PushURL: a.PushURL, SignedURLExpiry: time.Duration(cfg.Storage.SignedURLExpiry),

@@ -146,6 +146,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	}
 	a.outbox = bus.NewOutbox(a.bus, 0, log.With(zap.String("component", "outbox")))
 	a.startCatalogue()
+	a.startJournal()
 	a.startDecoders()
 	if err = a.startRetention(); err != nil {
 		return a, err
@@ -255,7 +256,6 @@ func (a *App) startRecorder() error {
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
 	a.live = live.New(live.Config{Keys: a.keys, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
-	a.startJournal()
 	a.rec = recorder.New(recorder.Config{
 		NodeID:  cfg.NodeID,
 		Spool:   a.spool,

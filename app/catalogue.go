@@ -39,7 +39,8 @@ func (a *App) startCatalogue() {
 func (a *App) Catalogue() *catalogue.Catalogue { return a.cat }
 
 // startJournal starts the writer of gap records, beside the segments and on
-// NATS (docs/recording.md, Gaps).
+// NATS (docs/recording.md, Gaps): the recorder's, and the API's when it
+// blocks a client.
 func (a *App) startJournal() {
 	a.journal = catalogue.NewJournal(catalogue.JournalConfig{
 		Store:   a.store,
@@ -73,7 +74,9 @@ func (a *App) objectAttrs(ctx context.Context, camera string) (meta, tags map[st
 
 // recordGap is the recorder's OnGap: the journal writes the record.
 func (a *App) recordGap(g status.Gap) {
-	a.metrics.GapRecords.WithLabelValues(string(g.Cause)).Inc()
+	if a.metrics != nil {
+		a.metrics.GapRecords.WithLabelValues(string(g.Cause)).Inc()
+	}
 	a.journal.Record(g)
 }
 

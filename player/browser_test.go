@@ -1,6 +1,7 @@
 package player
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -21,7 +22,14 @@ import (
 // API mounts them.
 func mountPlayer(ts *testServer, liveURL string) {
 	ts.mux.Handle("GET /api/player/", http.StripPrefix("/api/player", Assets()))
-	ts.mux.Handle("GET /api/camera/{id}/vod.m3u8", VODHandler(VODConfig{Catalogue: catalogue.New(catalogue.Config{Store: ts.store}), Sign: ts.store.SignedURL}))
+	cat := catalogue.New(catalogue.Config{Store: ts.store})
+	ts.mux.Handle("GET /api/camera/{id}/vod.m3u8", VODHandler(VODConfig{Catalogue: cat, Sign: ts.store.SignedURL}))
+	ts.mux.Handle("GET /api/camera/{id}/player/timeline", TimelineHandler(TimelineConfig{Catalogue: cat, Events: ts.events}))
+	ts.mux.Handle("GET /api/camera/{id}/player/thumbs", ThumbsHandler(ThumbsConfig{Store: ts.store,
+		Sign: func(ctx context.Context, key string) string {
+			u, _ := ts.store.SignedURL(ctx, key, time.Hour)
+			return u
+		}}))
 	ts.mux.HandleFunc("GET /api/camera/{id}/player", func(w http.ResponseWriter, r *http.Request) {
 		q, err := ParseQuery(r.URL.Query())
 		if err != nil {
@@ -31,7 +39,10 @@ func mountPlayer(ts *testServer, liveURL string) {
 		id := r.PathValue("id")
 		Page(w, r, Params{
 			CameraID: id, CameraName: "Portaria <1>", LiveURL: liveURL,
-			VODURL: "/api/camera/" + id + "/vod.m3u8?player_digest=d1", AssetsURL: "/api/player/", Query: q,
+			VODURL:      "/api/camera/" + id + "/vod.m3u8?player_digest=d1",
+			TimelineURL: "/api/camera/" + id + "/player/timeline?player_digest=d1",
+			ThumbsURL:   "/api/camera/" + id + "/player/thumbs?player_digest=d1",
+			AssetsURL:   "/api/player/", Query: q,
 		})
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +26,25 @@ type testServer struct {
 	*httptest.Server
 	mux   *http.ServeMux
 	store *fs.FS
+
+	mu  sync.Mutex
+	evs []Event // the timeline's events
 }
 
-func newTestServer(t *testing.T) *testServer {
+// events is the timeline's Events: those set, within the range.
+func (ts *testServer) events(_ context.Context, _ string, from, to time.Time) ([]Event, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var out []Event
+	for _, e := range ts.evs {
+		if e.AtMs >= from.UnixMilli() && e.AtMs < to.UnixMilli() {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func newTestServer(t testing.TB) *testServer {
 	t.Helper()
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -44,7 +61,7 @@ func newTestServer(t *testing.T) *testServer {
 // AAC audio) through the real segmenter and spool from start for dur, faster
 // than real time, and stores the segments as the recorder does (key layout,
 // init-size metadata). It returns the stored segments in start order.
-func record(t *testing.T, store storage.Store, camera string, start time.Time, dur, segDur time.Duration) []catalogue.Segment {
+func record(t testing.TB, store storage.Store, camera string, start time.Time, dur, segDur time.Duration) []catalogue.Segment {
 	t.Helper()
 	clip, err := synth.Fixture(synth.CodecH264, true)
 	if err != nil {

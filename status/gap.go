@@ -49,9 +49,10 @@ const (
 
 // causeRank orders causes for readers: where records overlap, the cause
 // ranked first explains the gap (a camera offline during a handover is
-// offline). Causes not listed rank last.
+// offline; a blocked client's cameras leave the registry, so their nodes
+// see them removed). Causes not listed rank last.
 var causeRank = []Cause{
-	CauseCameraRemoved, CauseCameraBlocked, CauseCameraAuth, CauseStreamUnsupported,
+	CauseCameraBlocked, CauseCameraRemoved, CauseCameraAuth, CauseStreamUnsupported,
 	CauseCameraOffline, CauseCameraChanged, CauseNodeCrash, CauseNodeHandover,
 	CauseSpoolQuota, CauseUploadFailed, CauseQueueOverflow, CauseRTPLoss,
 	CauseRetention, CauseUnknown,
