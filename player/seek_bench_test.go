@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,11 +63,29 @@ func BenchmarkTimelineSeek(b *testing.B) {
 	rc.Close()
 	end := time.Now().Add(-time.Hour).Truncate(time.Minute)
 	start := end.Add(-72 * time.Hour)
+	// The same segment under every key of three days, 16 writers at once.
+	keys := make(chan time.Time)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for at := range keys {
+				if err := ts.store.Put(context.Background(), storage.SegmentKey(cam, at, one.Duration()), bytes.NewReader(data), int64(len(data)),
+					storage.PutOptions{Metadata: map[string]string{"init-size": strconv.FormatInt(one.InitSize, 10)}}); err != nil {
+					failed.Store(err)
+				}
+			}
+		}()
+	}
 	for at := start; at.Before(end); at = at.Add(one.Duration()) {
-		if err := ts.store.Put(context.Background(), storage.SegmentKey(cam, at, one.Duration()), bytes.NewReader(data), int64(len(data)),
-			storage.PutOptions{Metadata: map[string]string{"init-size": strconv.FormatInt(one.InitSize, 10)}}); err != nil {
-			b.Fatal(err)
-		}
+		keys <- at
+	}
+	close(keys)
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
 	}
 	br := &browserPage{Browser: testenv.Chromium(b), t: nil}
 	mid := start.Add(36 * time.Hour)

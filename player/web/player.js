@@ -285,6 +285,10 @@
     st.playTo = Math.min(now(), ms + PLAY_AFTER);
     if (st.playTo <= st.playFrom) { st.playTo = st.playFrom + 1000; }
     var url = vodURL(st.playFrom, st.playTo);
+    var kind = usable();
+    if (!kind) { noPlayer(); return; }
+    if (kind === 'hls') { playRecordedHls(url, ms, gen); return; }
+    // Native HLS: the playlist is read first, to find where ms lies in it.
     fetch(url, { credentials: 'same-origin' }).then(function (r) {
       if (r.status === 404) { return null; }
       if (!r.ok) { throw new Error('status ' + r.status); }
@@ -292,48 +296,64 @@
     }).then(function (text) {
       if (gen !== st.gen) { return; }
       var frags = text ? parsePlaylist(text) : [];
-      if (!frags.length) {
-        setState('no-recordings');
-        say('No recordings in this period.');
-        return;
-      }
+      if (!frags.length) { noRecordings(); return; }
       st.frags = frags;
-      var kind = usable();
-      if (!kind) { noPlayer(); return; }
       var pos = posForWall(ms);
       if (pos === null) { pos = frags[frags.length - 1].start; }
-      if (kind === 'native') {
-        video.src = url;
-        video.addEventListener('loadedmetadata', function once() {
-          video.removeEventListener('loadedmetadata', once);
-          video.currentTime = pos;
-          play();
-        });
-        setState('recorded');
-        return;
-      }
-      var hls = new window.Hls({ autoStartLoad: false, maxBufferLength: 30 });
-      st.hls = hls;
-      hls.on(window.Hls.Events.ERROR, onHlsError);
-      hls.on(window.Hls.Events.LEVEL_LOADED, function () {
-        var hf = fragsFromHls();
-        if (hf && hf.length) { st.frags = hf; }
-        var p = posForWall(ms);
-        hls.startLoad(p === null ? pos : p);
+      video.src = url;
+      video.addEventListener('loadedmetadata', function once() {
+        video.removeEventListener('loadedmetadata', once);
+        video.currentTime = pos;
+        play();
       });
-      hls.on(window.Hls.Events.LEVEL_UPDATED, function () {
-        var hf = fragsFromHls();
-        if (hf && hf.length) { st.frags = hf; }
-      });
-      hls.on(window.Hls.Events.MANIFEST_PARSED, play);
-      hls.loadSource(url);
-      hls.attachMedia(video);
       setState('recorded');
     }).catch(function () {
       if (gen !== st.gen) { return; }
       setState('error');
       say('The recordings could not be listed.');
     });
+  }
+
+  function noRecordings() {
+    setState('no-recordings');
+    say('No recordings in this period.');
+  }
+
+  // playRecordedHls plays url with hls.js from the wall-clock time ms: the
+  // playlist is loaded once, by hls.js, which starts loading at ms's
+  // position as soon as it has it.
+  function playRecordedHls(url, ms, gen) {
+    var hls = new window.Hls({ autoStartLoad: false, maxBufferLength: 30 });
+    st.hls = hls;
+    hls.on(window.Hls.Events.ERROR, function (ev, data) {
+      if (gen !== st.gen) { return; }
+      var r = data && data.response;
+      if (data && data.details === window.Hls.ErrorDetails.MANIFEST_LOAD_ERROR && r && r.code === 404) {
+        setTimeout(function () { if (gen === st.gen) { stop(); noRecordings(); } }, 0);
+        return;
+      }
+      if (data && data.fatal && data.details === window.Hls.ErrorDetails.MANIFEST_LOAD_ERROR) {
+        setState('error');
+        say('The recordings could not be listed.');
+        return;
+      }
+      onHlsError(ev, data);
+    });
+    hls.on(window.Hls.Events.LEVEL_LOADED, function () {
+      var hf = fragsFromHls();
+      if (!hf || !hf.length) { setTimeout(function () { if (gen === st.gen) { stop(); noRecordings(); } }, 0); return; }
+      st.frags = hf;
+      var p = posForWall(ms);
+      hls.startLoad(p === null ? hf[hf.length - 1].start : p);
+    });
+    hls.on(window.Hls.Events.LEVEL_UPDATED, function () {
+      var hf = fragsFromHls();
+      if (hf && hf.length) { st.frags = hf; }
+    });
+    hls.on(window.Hls.Events.MANIFEST_PARSED, play);
+    hls.loadSource(url);
+    hls.attachMedia(video);
+    setState('recorded');
   }
 
   function seekWall(ms) {
