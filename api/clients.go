@@ -1,15 +1,18 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/mail"
 	"strconv"
 	"strings"
 
+	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/status"
 )
 
 // Length limits of text fields (the spec leaves them open).
@@ -281,6 +284,9 @@ func (s *Server) blockClient(block bool) handlerFunc {
 		if err := s.syncClientCameras(r.Context(), c); err != nil {
 			return err
 		}
+		if block {
+			s.blockedGaps(r.Context(), c.ID)
+		}
 		writeJSON(w, http.StatusOK, envelope{Code: 0, Msg: ""})
 		return nil
 	}
@@ -314,5 +320,21 @@ func (s *Server) blockUser(block bool) handlerFunc {
 		}
 		writeJSON(w, http.StatusOK, envelope{Code: 0, Msg: ""})
 		return nil
+	}
+}
+
+// blockedGaps records, for each camera of a client just blocked, a gap of
+// cause camera_blocked from now (Config.OnGap).
+func (s *Server) blockedGaps(ctx context.Context, clientID int64) {
+	if s.cfg.OnGap == nil {
+		return
+	}
+	cams, err := s.cfg.DB.CamerasOfClient(ctx, clientID)
+	if err != nil {
+		s.log.Warn("blocked cameras' gaps not recorded", zap.Error(err))
+		return
+	}
+	for _, c := range cams {
+		s.cfg.OnGap(status.Gap{Camera: camID(c.ID), StartMs: s.now().UnixMilli(), Cause: status.CauseCameraBlocked})
 	}
 }

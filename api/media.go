@@ -94,37 +94,23 @@ func (s *Server) recordings(w http.ResponseWriter, r *http.Request) error {
 	from := time.UnixMilli(ts)
 	to := from.Add(recordingsWindow)
 	out := []recording{}
-	// A segment that began in the hour before timeStamp may still cover it.
-	start := storage.SegmentPrefix(id, from.Add(-time.Hour))
-	end := storage.SegmentPrefix(id, to)
-	opts := storage.ListOptions{StartAfter: strings.TrimSuffix(start, "/")}
-	prefix := storage.CameraSegmentsPrefix(id)
-	for len(out) < maxRecordings {
-		page, err := s.cfg.Store.List(r.Context(), prefix, opts)
+	for h, err := range s.cfg.Catalogue.Range(r.Context(), id, from, to) {
 		if err != nil {
 			return err
 		}
-		done := page.Next == ""
-		for _, o := range page.Objects {
-			if o.Key > end && !strings.HasPrefix(o.Key, end) {
-				done = true
+		for _, seg := range h.Segments {
+			if len(out) == maxRecordings {
 				break
 			}
-			_, startMs, durMs, err := storage.ParseSegmentKey(o.Key)
-			if err != nil || startMs+durMs <= ts || startMs >= to.UnixMilli() {
-				continue
-			}
 			out = append(out, recording{
-				Ini: strconv.FormatInt(startMs, 10), StartDate: s.fmtTime(time.UnixMilli(startMs), layoutDateTime),
-				Dur: strconv.FormatInt(durMs, 10), File: path.Base(o.Key), URL: s.signed(r.Context(), o.Key),
+				Ini: strconv.FormatInt(seg.StartMs, 10), StartDate: s.fmtTime(seg.Start(), layoutDateTime),
+				Dur: strconv.FormatInt(seg.DurMs, 10), File: path.Base(seg.Key), URL: s.signed(r.Context(), seg.Key),
 			})
 		}
-		if done || page.Next <= opts.StartAfter {
+		if len(out) == maxRecordings {
 			break
 		}
-		opts.StartAfter = page.Next
 	}
-	// Keys list in start order: hour directories, then equal-width names.
 	writeJSON(w, http.StatusOK, upperBody{Code: 0, Msg: "", Data: out})
 	return nil
 }

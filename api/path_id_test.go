@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigia/vigia/player"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -64,7 +64,7 @@ func TestPathIDCanonical(t *testing.T) {
 		for _, cam := range []string{c, "0" + c} {
 			body := "init" + "segment of " + cam
 			err := e.store.Put(context.Background(), storage.SegmentKey(cam, now.Add(-30*time.Minute), 6*time.Second),
-				strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{player.MetaInitSize: "4"}})
+				strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{catalogue.MetaInitSize: "4"}})
 			if err != nil {
 				t.Fatal(err)
 			}

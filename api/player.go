@@ -140,6 +140,8 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 		CameraID: id, CameraName: a.cam.Description, LiveURL: live,
 		LiveRenewURL: "/api/camera/" + id + "/player/live-url?" + auth,
 		VODURL:       "/api/camera/" + id + "/vod.m3u8?" + auth,
+		TimelineURL:  "/api/camera/" + id + "/player/timeline?" + auth,
+		ThumbsURL:    "/api/camera/" + id + "/player/thumbs?" + auth,
 		AssetsURL:    "/api/player/", Now: s.now(), Query: q,
 	})
 	return nil
@@ -170,8 +172,8 @@ func (s *Server) vod(w http.ResponseWriter, r *http.Request) error {
 	id := camID(a.cam.ID)
 	auth := s.playerQuery(a)
 	player.VODHandler(player.VODConfig{
-		Camera: func(*http.Request) string { return id },
-		List:   player.StoreLister(s.cfg.Store),
+		Camera:    func(*http.Request) string { return id },
+		Catalogue: s.cfg.Catalogue,
 		Sign: func(_ context.Context, key string, _ time.Duration) (string, error) {
 			return "/api/camera/" + id + "/segment/" + path.Base(key) + "?" + auth, nil
 		},

@@ -48,6 +48,8 @@ func (s *Server) routes() []Route {
 		r("GET", "/api/camera-player/{id}", low, s.getCamera),
 		r("GET", "/api/camera/{id}/player", low, s.player),
 		r("GET", "/api/camera/{id}/player/live-url", low, s.playerLiveURL),
+		r("GET", "/api/camera/{id}/player/timeline", low, s.playerTimeline),
+		r("GET", "/api/camera/{id}/player/thumbs", low, s.playerThumbs),
 		r("GET", "/api/camera/{id}/vod.m3u8", low, s.vod),
 		r("GET", "/api/camera/{id}/segment/{file}", low, s.segment),
 		{Method: "GET", Pattern: "/api/player/", handler: http.StripPrefix("/api/player", player.Assets())},

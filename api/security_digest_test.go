@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigia/vigia/player"
+	"github.com/vigia/vigia/catalogue"
 	keys "github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
@@ -75,6 +75,12 @@ func digestRoutes(tok string, now time.Time) []digestRoute {
 		}},
 		{"player live url", "GET", "/api/camera/{id}/player/live-url", []string{"player_digest"}, false, func(c, p, v string) string {
 			return "/api/camera/" + c + "/player/live-url?" + q(p, v)
+		}},
+		{"player timeline", "GET", "/api/camera/{id}/player/timeline", []string{"player_digest"}, false, func(c, p, v string) string {
+			return "/api/camera/" + c + "/player/timeline?from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms + "&" + q(p, v)
+		}},
+		{"player thumbnails", "GET", "/api/camera/{id}/player/thumbs", []string{"player_digest"}, false, func(c, p, v string) string {
+			return "/api/camera/" + c + "/player/thumbs?from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms + "&" + q(p, v)
 		}},
 	}
 }
@@ -161,7 +167,7 @@ func TestDigestsRefused(t *testing.T) {
 		for _, at := range []time.Time{today, time.Date(2025, 3, 11, 0, 59, 59, 0, time.UTC)} {
 			body := "init" + "segment"
 			err := e.store.Put(context.Background(), storage.SegmentKey(camID(camA), at.Add(-30*time.Minute), 6*time.Second),
-				strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{player.MetaInitSize: "4"}})
+				strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{catalogue.MetaInitSize: "4"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigia/vigia/player"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -64,7 +64,7 @@ func (e *env) collect(tok string, id int64) (api, store []handedOut) {
 	now := e.clock.Now()
 	body := "init" + "segment"
 	if err := e.store.Put(context.Background(), storage.SegmentKey(c, now.Add(-30*time.Minute), 6*time.Second),
-		strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{player.MetaInitSize: "4"}}); err != nil {
+		strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{catalogue.MetaInitSize: "4"}}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.put(storage.MinuteThumbKey(c, now.Add(-time.Minute)), "minute")
@@ -91,6 +91,8 @@ func (e *env) collect(tok string, id int64) (api, store []handedOut) {
 		{"hourly thumbnails", "/api/camera/" + c + "/thumbs-hourly?token=" + tok + "&digest=" + cam.Digest + "&ts=" + ts},
 		{"snapshot", "/api/v1/cameras/" + c + "/print?token=" + tok + "&digest=" + cam.Digest},
 		{"live url", "/api/camera/" + c + "/live-url?token=" + tok},
+		{"player timeline", "/api/camera/" + c + "/player/timeline?player_digest=" + pd + "&from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms},
+		{"player thumbnails", "/api/camera/" + c + "/player/thumbs?player_digest=" + pd + "&from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms},
 	}
 	// The page's own addresses (a playlist and renewal signed for the page).
 	status, page, _ := e.fetch(api[0].url)

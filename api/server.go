@@ -16,7 +16,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/sign"
+	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -34,6 +36,10 @@ type Config struct {
 	DB *db.DB
 	// Store is the object store of recordings, images and videos.
 	Store storage.Store
+	// Catalogue finds recordings in Store. It defaults to one with the
+	// default longest segment; the wiring passes the node's, whose
+	// longest segment follows recording.segment_duration.
+	Catalogue *catalogue.Catalogue
 	// Registry is the NATS camera registry.
 	Registry Registry
 	// Status reads camera status.
@@ -47,6 +53,10 @@ type Config struct {
 	SnapshotAt SnapshotFinder
 	// Exporter runs downloadable video jobs; optional.
 	Exporter Exporter
+	// OnGap, optional, records a gap the API causes: blocking a client
+	// records camera_blocked for each of its cameras (docs/recording.md,
+	// Gaps). It must not block.
+	OnGap func(status.Gap)
 
 	// Keys sign digests and seal camera credentials (security.secret, with
 	// its rotation); one of Keys and Secret is required.
@@ -183,6 +193,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
+	}
+	if cfg.Catalogue == nil {
+		cfg.Catalogue = catalogue.New(catalogue.Config{Store: cfg.Store, Now: cfg.Now})
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if cfg.Info.Manufacturers == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/vigia/vigia/api"
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/retention"
@@ -58,10 +59,11 @@ func (a *App) startAPI(ctx context.Context) error {
 		return fmt.Errorf("api.timezone: %w", err)
 	}
 	srv, err := api.New(api.Config{
-		DB: d, Store: a.store, Registry: a.bus, Status: a.bus,
+		DB: d, Store: a.store, Catalogue: a.cat, Registry: a.bus, Status: a.bus,
 		Live:       apiLive{a},
 		Snapshots:  apiSnapshots{a.bus},
 		SnapshotAt: apiSnapshotAt{a},
+		OnGap:      a.recordGap,
 		Exporter:   a.countExports(apiExporter{jobs: export.NewJobs(a.bus, a.store, time.Duration(a.cfg.Export.MaxRange))}),
 		Keys:       a.keys, OperatorTokens: tokens, Info: api.CreationInfoFrom(cfg.API),
 		PublicURL: a.URL(), RTMPURL: cfg.API.RTMPURL, PushURL: a.PushURL, SignedURLExpiry: time.Duration(cfg.Storage.SignedURLExpiry),
@@ -263,7 +265,7 @@ type apiSnapshotAt struct{ a *App }
 
 func (s apiSnapshotAt) SnapshotAt(ctx context.Context, camera string, ts time.Time) (string, error) {
 	key, _, err := s.a.SnapshotAt(ctx, camera, ts)
-	if errors.Is(err, errNoSegment) || errors.Is(err, thumbs.ErrUnavailable) {
+	if errors.Is(err, catalogue.ErrNoRecording) || errors.Is(err, thumbs.ErrUnavailable) {
 		return "", nil
 	}
 	return key, err

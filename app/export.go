@@ -29,6 +29,7 @@ func (a *App) startExport(ctx context.Context) error {
 	s, err := export.Start(ctx, export.ServiceConfig{
 		Bus:           a.bus,
 		Store:         a.store,
+		Catalogue:     a.cat,
 		Node:          a.cfg.NodeID,
 		MaxConcurrent: a.cfg.Export.MaxConcurrent,
 		MaxRange:      time.Duration(a.cfg.Export.MaxRange),

@@ -23,11 +23,44 @@ var pageHTML string
 var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
 
 type pageCamera struct {
-	ID      string
-	Status  string
-	Size    string
-	Error   string
-	LiveURL string
+	ID       string
+	Status   string
+	Size     string
+	Error    string
+	LiveURL  string
+	Recorded string // "99.2 % of the last hour, 98.7 % of the last day", or ""
+}
+
+// clusterRecorded is the cluster's completeness on the page: the mean
+// over the cameras whose status carries one.
+type clusterRecorded struct {
+	Hour, Day string
+	Cameras   int
+}
+
+// percent writes a ratio as a percentage with one decimal.
+func percent(r float64) string { return strconv.FormatFloat(100*r, 'f', 1, 64) + " %" }
+
+// clusterCompleteness averages the completeness of every camera status in
+// NATS; nil when none has one or NATS cannot be read.
+func (a *App) clusterCompleteness(ctx context.Context) *clusterRecorded {
+	if a.bus == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	sts, _ := a.bus.ListStatus(ctx)
+	var h, d float64
+	n := 0
+	for _, s := range sts {
+		if s.Recorded != nil {
+			h, d, n = h+s.Recorded.Hour, d+s.Recorded.Day, n+1
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return &clusterRecorded{Hour: percent(h / float64(n)), Day: percent(d / float64(n)), Cameras: n}
 }
 
 // pageAllowed says whether r may see the node's recordings page: with an
@@ -87,6 +120,9 @@ func (a *App) indexPage(w http.ResponseWriter, r *http.Request) {
 			if a.live != nil {
 				pc.LiveURL = live.URL(a.URL(), a.keys, id, exp)
 			}
+			if r, ok := a.recorded(id); ok {
+				pc.Recorded = percent(r.Hour) + " of the last hour, " + percent(r.Day) + " of the last day"
+			}
 			cams = append(cams, pc)
 		}
 	}
@@ -95,6 +131,7 @@ func (a *App) indexPage(w http.ResponseWriter, r *http.Request) {
 	_ = pageTmpl.Execute(w, map[string]any{
 		"Cameras": cams, "Node": a.cfg.NodeID, "Storage": a.store.Describe(),
 		"Token": r.URL.Query().Get("token"), "HLS": a.api != nil,
+		"Cluster": a.clusterCompleteness(r.Context()),
 	})
 }
 
@@ -106,7 +143,7 @@ type recording struct {
 }
 
 // recordingsJSON lists a camera's segments of the last hours (query
-// `hours`, default 1, at most 24) with signed URLs.
+// `hours`, default 1, at most 24) with signed URLs, from the catalogue.
 func (a *App) recordingsJSON(w http.ResponseWriter, r *http.Request) {
 	if !a.pageAllowed(r) {
 		http.Error(w, "operator token required", http.StatusUnauthorized)
@@ -123,25 +160,19 @@ func (a *App) recordingsJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	now := time.Now().UTC()
+	now := time.Now()
+	segs, err := a.cat.Segments(ctx, cam, now.Add(-time.Duration(hours)*time.Hour), now)
+	if err != nil {
+		http.Error(w, "listing failed", http.StatusBadGateway)
+		return
+	}
 	out := []recording{}
-	for h := hours - 1; h >= 0; h-- {
-		prefix := storage.SegmentPrefix(cam, now.Add(-time.Duration(h)*time.Hour))
-		for obj, err := range storage.Walk(ctx, a.store, prefix) {
-			if err != nil {
-				http.Error(w, "listing failed", http.StatusBadGateway)
-				return
-			}
-			_, start, dur, err := storage.ParseSegmentKey(obj.Key)
-			if err != nil {
-				continue
-			}
-			u, err := a.store.SignedURL(ctx, obj.Key, time.Duration(a.cfg.Storage.SignedURLExpiry))
-			if err != nil {
-				continue
-			}
-			out = append(out, recording{StartMs: start, DurMs: dur, URL: u})
+	for _, s := range segs {
+		u, err := a.store.SignedURL(ctx, s.Key, time.Duration(a.cfg.Storage.SignedURLExpiry))
+		if err != nil {
+			continue
 		}
+		out = append(out, recording{StartMs: s.StartMs, DurMs: s.DurMs, URL: u})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)

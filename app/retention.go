@@ -97,8 +97,10 @@ func (a *App) staticRetention(ctx context.Context) ([]retention.CameraRetention,
 // retentionDays returns the camera's history_days for the object tag that
 // lifecycle rules match, or 0 when unknown (the sweeper still expires it).
 func (a *App) retentionDays(ctx context.Context, camera string) int {
-	if c, ok := a.rec.Camera(camera); ok {
-		return c.HistoryDays // the record in effect, edits included
+	if a.rec != nil {
+		if c, ok := a.rec.Camera(camera); ok {
+			return c.HistoryDays // the record in effect, edits included
+		}
 	}
 	for _, c := range a.cfg.Cameras {
 		if c.ID == camera {

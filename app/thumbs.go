@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -160,44 +159,14 @@ func (a *App) SnapshotAt(ctx context.Context, camera string, t time.Time) (key s
 	return key, ft, err
 }
 
-// errNoSegment means no stored segment covers the requested time.
-var errNoSegment = errors.New("no recording at that time")
-
-// findSegment returns camera's stored segment that covers t: segments are
-// listed in t's hour and the hour before (a segment may start there).
+// findSegment returns camera's stored segment that covers t (the
+// catalogue's SegmentAt).
 func (a *App) findSegment(ctx context.Context, camera string, t time.Time) (string, time.Time, error) {
-	for _, h := range []time.Time{t, t.Add(-time.Hour)} {
-		prefix := storage.SegmentPrefix(camera, h)
-		if prefix == "" {
-			return "", time.Time{}, fmt.Errorf("camera %q: %w", camera, storage.ErrInvalidKey)
-		}
-		best, bestStart := "", time.Time{}
-		opts := storage.ListOptions{}
-		for {
-			page, err := a.store.List(ctx, prefix, opts)
-			if err != nil {
-				return "", time.Time{}, err
-			}
-			for _, o := range page.Objects {
-				_, startMs, durMs, err := storage.ParseSegmentKey(o.Key)
-				if err != nil {
-					continue
-				}
-				start := time.UnixMilli(startMs)
-				if !start.After(t) && t.Before(start.Add(time.Duration(durMs)*time.Millisecond)) {
-					best, bestStart = o.Key, start
-				}
-			}
-			if page.Next == "" {
-				break
-			}
-			opts.StartAfter = page.Next
-		}
-		if best != "" {
-			return best, bestStart, nil
-		}
+	s, err := a.cat.SegmentAt(ctx, camera, t)
+	if err != nil {
+		return "", time.Time{}, err
 	}
-	return "", time.Time{}, fmt.Errorf("camera %s at %s: %w", camera, t.UTC().Format(time.RFC3339Nano), errNoSegment)
+	return s.Key, s.Start(), nil
 }
 
 func (a *App) readObject(ctx context.Context, key string) ([]byte, error) {

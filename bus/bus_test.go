@@ -77,6 +77,7 @@ func TestTopology(t *testing.T) {
 	}{
 		{StreamEvents, SubjectEventsAll, jetstream.LimitsPolicy, EventsMaxAge},
 		{StreamSegments, SubjectSegmentsAll, jetstream.LimitsPolicy, SegmentsMaxAge},
+		{StreamGaps, SubjectGapsAll, jetstream.LimitsPolicy, GapsMaxAge},
 		{StreamJobs, SubjectJobsExport, jetstream.WorkQueuePolicy, 0},
 	}
 	for _, tt := range streams {

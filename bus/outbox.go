@@ -95,7 +95,7 @@ func NewOutbox(b *Bus, max int, log *zap.Logger) *Outbox {
 
 // Enqueue queues a JetStream publish of data on subject with Nats-Msg-Id
 // msgID (empty for none). subject must belong to StreamEvents,
-// StreamSegments or StreamJobs. It never blocks on NATS.
+// StreamSegments, StreamGaps or StreamJobs. It never blocks on NATS.
 func (o *Outbox) Enqueue(subject string, data []byte, msgID string) error {
 	if !streamSubject(subject) {
 		return fmt.Errorf("outbox: %w: subject %q is not in a vigia stream", ErrInvalidMessage, subject)
@@ -110,6 +110,16 @@ func (o *Outbox) EnqueueSegment(n SegmentNotice) error {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	return o.push(outboxItem{subject: SegmentSubject(n.Camera), data: data, msgID: n.Key})
+}
+
+// EnqueueGap queues g as Bus.PublishGap would publish it, with key (the
+// record's storage key) as its message id.
+func (o *Outbox) EnqueueGap(g status.Gap, key string) error {
+	data, err := marshalGap(g, key)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return o.push(outboxItem{subject: GapSubject(g.Camera), data: data, msgID: key})
 }
 
 // EnqueueStatus queues s as Bus.PublishStatus would publish it: a put into
@@ -323,7 +333,7 @@ func permanent(err error) bool {
 }
 
 // streamSubject reports whether subject is a concrete subject stored by
-// StreamEvents, StreamSegments or StreamJobs.
+// StreamEvents, StreamSegments, StreamGaps or StreamJobs.
 func streamSubject(subject string) bool {
 	if strings.ContainsAny(subject, "*> \t\r\n") {
 		return false
@@ -331,7 +341,7 @@ func streamSubject(subject string) bool {
 	if subject == SubjectJobsExport {
 		return true
 	}
-	for _, prefix := range []string{SubjectEventsPrefix, SubjectSegmentsPrefix} {
+	for _, prefix := range []string{SubjectEventsPrefix, SubjectSegmentsPrefix, SubjectGapsPrefix} {
 		rest, ok := strings.CutPrefix(subject, prefix)
 		if ok && rest != "" && !strings.HasPrefix(rest, ".") && !strings.HasSuffix(rest, ".") && !strings.Contains(rest, "..") {
 			return true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -21,6 +22,9 @@ type SegmentNotice struct {
 	DurMs int64 `json:"dur_ms"`
 	// Size is the object size in bytes.
 	Size int64 `json:"size"`
+	// InitSize is the byte size of the segment's init part (its init-size
+	// metadata); 0 when unknown.
+	InitSize int64 `json:"init_size,omitempty"`
 }
 
 // PublishSegment publishes n on StreamSegments with its Key as message id,
@@ -54,4 +58,25 @@ func marshalSegment(n SegmentNotice) ([]byte, error) {
 		return nil, fmt.Errorf("publish segment %s: encode: %w", n.Key, err)
 	}
 	return data, nil
+}
+
+// WatchSegments calls f with each segment notice published from now on
+// (a core subscription to vigia.segments.>, nothing replayed from
+// StreamSegments), on the subscription's goroutine: f must return quickly.
+// Notices that do not decode are skipped. stop unsubscribes.
+func (b *Bus) WatchSegments(f func(SegmentNotice)) (stop func(), err error) {
+	if err := b.usable(); err != nil {
+		return nil, fmt.Errorf("watch segments: %w", err)
+	}
+	sub, err := b.nc.Subscribe(SubjectSegmentsAll, func(m *nats.Msg) {
+		var n SegmentNotice
+		if json.Unmarshal(m.Data, &n) != nil || ValidateCamera(n.Camera) != nil {
+			return
+		}
+		f(n)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch segments: %w", err)
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
 }

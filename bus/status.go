@@ -76,3 +76,26 @@ func marshalStatus(s status.Status) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// ListStatus returns every record of BucketCameraStatus. A record that
+// cannot be read is left out and reported in the joined error, next to the
+// others.
+func (b *Bus) ListStatus(ctx context.Context) ([]status.Status, error) {
+	keys, err := b.KVKeys(ctx, BucketCameraStatus)
+	if err != nil {
+		return nil, fmt.Errorf("list status: %w", err)
+	}
+	var out []status.Status
+	var errs []error
+	for _, k := range keys {
+		s, ok, err := b.GetStatus(ctx, k)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out, errors.Join(errs...)
+}

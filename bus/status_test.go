@@ -79,3 +79,21 @@ func TestPublishStatusInvalid(t *testing.T) {
 		})
 	}
 }
+
+func TestListStatus(t *testing.T) {
+	b := openTest(t, testOptions(t))
+	ctx := testCtx(t)
+	if got, err := b.ListStatus(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("empty bucket: %v %v", got, err)
+	}
+	for _, id := range []string{"a", "b"} {
+		s := status.Status{Camera: id, Code: status.Online, Recorded: &status.Completeness{Hour: 0.5, Day: 0.25}}
+		if err := b.PublishStatus(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := b.ListStatus(ctx)
+	if err != nil || len(got) != 2 || got[0].Recorded == nil || got[0].Recorded.Hour != 0.5 || got[1].Recorded.Day != 0.25 {
+		t.Fatalf("list %+v %v", got, err)
+	}
+}

@@ -25,6 +25,8 @@ const (
 	StreamSegments = "SEGMENTS"
 	// StreamJobs is the work queue of export (downloadable video) jobs.
 	StreamJobs = "JOBS"
+	// StreamGaps holds gap records on vigia.gaps.{camera}.
+	StreamGaps = "GAPS"
 )
 
 // Subjects and subject prefixes.
@@ -39,11 +41,15 @@ const (
 	SubjectSnapshotPrefix = "vigia.snapshot."
 	// SubjectJobsExport is the subject of export jobs (stream JOBS).
 	SubjectJobsExport = "vigia.jobs.export"
+	// SubjectGapsPrefix prefixes gap record subjects: vigia.gaps.{camera}.
+	SubjectGapsPrefix = "vigia.gaps."
 
 	// SubjectEventsAll matches every event subject (stream EVENTS).
 	SubjectEventsAll = SubjectEventsPrefix + ">"
 	// SubjectSegmentsAll matches every segment notice subject (stream SEGMENTS).
 	SubjectSegmentsAll = SubjectSegmentsPrefix + ">"
+	// SubjectGapsAll matches every gap record subject (stream GAPS).
+	SubjectGapsAll = SubjectGapsPrefix + ">"
 	// SubjectStatusAll matches every status change subject.
 	SubjectStatusAll = SubjectStatusPrefix + "*"
 )
@@ -84,6 +90,11 @@ func EventSubject(camera string, eventType int) string {
 // SegmentSubject returns vigia.segments.{camera}. camera must pass ValidateCamera.
 func SegmentSubject(camera string) string {
 	return SubjectSegmentsPrefix + camera
+}
+
+// GapSubject returns vigia.gaps.{camera}. camera must pass ValidateCamera.
+func GapSubject(camera string) string {
+	return SubjectGapsPrefix + camera
 }
 
 // SnapshotSubject returns vigia.snapshot.{camera}. camera must pass ValidateCamera.

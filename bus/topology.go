@@ -21,6 +21,9 @@ const (
 	SegmentsMaxAge = 7 * 24 * time.Hour
 	// EventsMaxAge is how long events are kept in StreamEvents.
 	EventsMaxAge = 30 * 24 * time.Hour
+	// GapsMaxAge is how long gap records are kept in StreamGaps (storage
+	// keeps them as long as the segments).
+	GapsMaxAge = 7 * 24 * time.Hour
 )
 
 // kvConfigs returns the bucket configurations with the given replicas.
@@ -57,6 +60,16 @@ func streamConfigs(replicas int) []jetstream.StreamConfig {
 			Retention:   jetstream.LimitsPolicy,
 			Storage:     jetstream.FileStorage,
 			MaxAge:      SegmentsMaxAge,
+			Duplicates:  DuplicateWindow,
+			Replicas:    replicas,
+		},
+		{
+			Name:        StreamGaps,
+			Description: "gap records: why a camera's recording stopped or skipped",
+			Subjects:    []string{SubjectGapsAll},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			MaxAge:      GapsMaxAge,
 			Duplicates:  DuplicateWindow,
 			Replicas:    replicas,
 		},

@@ -79,7 +79,7 @@ type NATSConfig struct {
 
 // RecordingConfig is the recording section.
 type RecordingConfig struct {
-	SegmentDuration    Duration `yaml:"segment_duration" default:"60s" doc:"Target length of a recording segment; segments are cut at the first keyframe after it."`
+	SegmentDuration    Duration `yaml:"segment_duration" default:"60s" doc:"Target length of a recording segment, at most 10m; segments are cut at the first keyframe after it, and never last longer than the target plus the larger of the target and 1m (readers look that far back). Set it alike on every node."`
 	FragmentDuration   Duration `yaml:"fragment_duration" default:"1s" doc:"Target length of an fMP4 fragment (the unit written and fsynced to the spool). Less than recording.segment_duration."`
 	SpoolDir           string   `yaml:"spool_dir" doc:"Local directory where segments are written before upload. Defaults to {data_dir}/spool."`
 	SpoolMaxBytes      Size     `yaml:"spool_max_bytes" default:"0" doc:"Quota of the spool's backlog: the finished segments waiting for storage behind a newer finished segment of their camera (segments being written and each camera's newest finished one do not count, so a storage that keeps up never reaches it); past it the oldest are dropped. 0 sizes it to ride out recording.outage_budget at the node's capacity: cameras x recording.camera_bitrate_mbps x recording.outage_budget (docs/recording.md)."`

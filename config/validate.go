@@ -93,9 +93,17 @@ func (c *Config) validateNATS(v *validator) {
 	v.required("nats.store_dir", c.NATS.StoreDir)
 }
 
+// MaxSegmentDuration is the largest recording.segment_duration.
+const MaxSegmentDuration = Duration(10 * time.Minute)
+
 func (c *Config) validateRecording(v *validator) {
 	r := c.Recording
 	v.positive("recording.segment_duration", r.SegmentDuration)
+	if r.SegmentDuration > MaxSegmentDuration {
+		// Readers look a segment's longest length back from a time
+		// (catalogue): the bound keeps that under an hour folder.
+		v.add("recording.segment_duration", fmt.Errorf("%w %s (want at most %s)", ErrInvalidValue, r.SegmentDuration, MaxSegmentDuration))
+	}
 	v.positive("recording.fragment_duration", r.FragmentDuration)
 	if r.FragmentDuration > 0 && r.SegmentDuration > 0 && r.FragmentDuration >= r.SegmentDuration {
 		v.add("recording.fragment_duration", fmt.Errorf("%w %s (want less than recording.segment_duration %s)",

@@ -59,6 +59,8 @@ func TestValidate(t *testing.T) {
 			[]string{"storage.signed_url_expiry"}},
 		{"segment", func(c *Config) { c.Recording.SegmentDuration = 0 }, ErrInvalidValue,
 			[]string{"recording.segment_duration"}},
+		{"segment too long", func(c *Config) { c.Recording.SegmentDuration = Duration(11 * time.Minute) }, ErrInvalidValue,
+			[]string{"recording.segment_duration", "at most 10m"}},
 		{"negative fragment", func(c *Config) { c.Recording.FragmentDuration = Duration(-time.Second) }, ErrInvalidValue,
 			[]string{"recording.fragment_duration"}},
 		{"fragment not shorter", func(c *Config) { c.Recording.FragmentDuration = c.Recording.SegmentDuration }, ErrInvalidValue,

@@ -422,11 +422,14 @@ func (c *runningCluster) segments(t *testing.T, cam string) []segment {
 		if err != nil {
 			t.Fatalf("list: %v", err)
 		}
-		id, start, dur, err := storage.ParseSegmentKey(obj.Key)
-		if err != nil || id != cam {
+		e, err := storage.ParseRecordingKey(obj.Key)
+		if err != nil || e.Camera != cam {
 			t.Fatalf("unexpected key %q: %v", obj.Key, err)
 		}
-		out = append(out, segment{key: obj.Key, startMs: start, durMs: dur})
+		if e.Kind == storage.KindGap {
+			continue // a gap record
+		}
+		out = append(out, segment{key: obj.Key, startMs: e.StartMs, durMs: e.DurMs})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].startMs < out[j].startMs })
 	return out

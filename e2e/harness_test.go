@@ -125,11 +125,14 @@ func segments(t *testing.T, st storage.Store, cam string) []stored {
 		if err != nil {
 			t.Fatalf("list: %v", err)
 		}
-		c, start, dur, err := storage.ParseSegmentKey(obj.Key)
-		if err != nil || c != cam {
+		e, err := storage.ParseRecordingKey(obj.Key)
+		if err != nil || e.Camera != cam {
 			t.Fatalf("unexpected key %q: %v", obj.Key, err)
 		}
-		out = append(out, stored{Key: obj.Key, StartMs: start, DurMs: dur, Size: obj.Size})
+		if e.Kind == storage.KindGap {
+			continue // gap records (gaps lists them)
+		}
+		out = append(out, stored{Key: obj.Key, StartMs: e.StartMs, DurMs: e.DurMs, Size: obj.Size})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StartMs < out[j].StartMs })
 	return out

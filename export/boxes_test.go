@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vigia/vigia/catalogue"
 )
 
 // segmentInit returns the init part (ftyp+moov) of a recorded segment.
 func segmentInit(t testing.TB) []byte {
 	st := newFS(t)
 	record(t, st, "7", "h264", true, 5*time.Second, recRun{t0, 6 * time.Second})
-	segs, err := FindSegments(context.Background(), st, "7", t0, t0.Add(time.Minute))
+	segs, err := FindSegments(context.Background(), catalogue.New(catalogue.Config{Store: st}), "7", t0, t0.Add(time.Minute))
 	if err != nil || len(segs) == 0 {
 		t.Fatalf("segments %v %v", segs, err)
 	}

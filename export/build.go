@@ -13,6 +13,7 @@ import (
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/mp4/codecs"
 
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/storage"
 )
@@ -49,6 +50,9 @@ type Options struct {
 	// Progress, optional, is called after each segment with the bytes of
 	// segments read so far and in all.
 	Progress func(done, total int64)
+	// Catalogue finds the segments. It defaults to one on the store with
+	// the default longest segment.
+	Catalogue *catalogue.Catalogue
 }
 
 // Validate checks the request against a maximum range.
@@ -81,7 +85,10 @@ func Build(ctx context.Context, st storage.Store, req Request, opts Options) (*C
 	if err := req.Validate(opts.MaxRange); err != nil {
 		return nil, err
 	}
-	segs, err := FindSegments(ctx, st, req.Camera, req.Start, req.End)
+	if opts.Catalogue == nil {
+		opts.Catalogue = catalogue.New(catalogue.Config{Store: st})
+	}
+	segs, err := FindSegments(ctx, opts.Catalogue, req.Camera, req.Start, req.End)
 	if err != nil {
 		return nil, err
 	}

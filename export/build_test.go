@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/vigia/vigia/catalogue"
 )
 
 // t0 is a recording start a minute before an hour boundary, so the
@@ -22,7 +24,7 @@ func TestExportAcrossSegmentsWithGap(t *testing.T) {
 			// Run 1: 3 segments of 60 s; 20 s without recording; run 2: 3 more.
 			record(t, st, "7", codec, true, 60*time.Second,
 				recRun{t0, 180 * time.Second}, recRun{t0.Add(200 * time.Second), 180 * time.Second})
-			segs, err := FindSegments(context.Background(), st, "7", t0, t0.Add(time.Hour))
+			segs, err := FindSegments(context.Background(), catalogue.New(catalogue.Config{Store: st}), "7", t0, t0.Add(time.Hour))
 			if err != nil || len(segs) != 6 {
 				t.Fatalf("recorded %d segments (%v), want 6", len(segs), err)
 			}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -35,6 +36,9 @@ type ServiceConfig struct {
 	Bus *bus.Bus
 	// Store holds the recordings and receives the videos. Required.
 	Store storage.Store
+	// Catalogue finds the recordings in Store. It defaults to one with the
+	// default longest segment.
+	Catalogue *catalogue.Catalogue
 	// Node names this node in job states.
 	Node string
 	// MaxConcurrent is the number of jobs this node runs at once. It
@@ -258,8 +262,9 @@ func (s *Service) run(ctx context.Context, job Job, u *updater) error {
 	var last time.Time
 	var perr error
 	clip, err := Build(ctx, s.cfg.Store, job.Request(), Options{
-		MaxRange: s.cfg.MaxRange,
-		TempDir:  s.cfg.TempDir,
+		MaxRange:  s.cfg.MaxRange,
+		Catalogue: s.cfg.Catalogue,
+		TempDir:   s.cfg.TempDir,
 		Progress: func(done, total int64) {
 			pct := int(90 * done / max(total, 1))
 			if perr != nil || pct <= u.st.Progress || time.Since(last) < progressEvery {

@@ -423,6 +423,8 @@ func TestRecorderMetricsRegistered(t *testing.T) {
 	metrics.RegisterSpoolQuota(reg, zero, zero)
 	// Label sets appear with their first value.
 	m.CamerasByStatus.WithLabelValues("ONLINE").Set(1)
+	m.RecordedRatio.WithLabelValues("cam", "1h").Set(1)
+	m.GapRecords.WithLabelValues("camera_offline").Inc()
 	checkRegistered(t, "metrics", registered(t, reg))
 	for _, want := range []string{"go_goroutines", "process_cpu_seconds_total"} {
 		mfs, _ := reg.Gather()

@@ -24,6 +24,8 @@ type Recorder struct {
 	ConnectAttempts   prometheus.Counter
 	Panics            prometheus.Counter
 	StatusPublishFail prometheus.Counter
+	RecordedRatio     *prometheus.GaugeVec
+	GapRecords        *prometheus.CounterVec
 }
 
 // NewRegistry returns a registry with the Go and process collectors.
@@ -68,10 +70,15 @@ func NewRecorder(reg prometheus.Registerer, spoolBytes, spoolOldestSeconds func(
 			Name: "vigia_camera_panics_total", Help: "Panics recovered in camera goroutines."}),
 		StatusPublishFail: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_nats_publish_failures_total", Help: "Status or segment notices that could not be published."}),
+		RecordedRatio: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigia_camera_recorded_ratio", Help: "Share of a camera's wall-clock time covered by stored segments, over the window (1h, 24h)."},
+			[]string{"camera", "window"}),
+		GapRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigia_gap_records_total", Help: "Gap records written, by cause."}, []string{"cause"}),
 	}
 	reg.MustRegister(m.CamerasByStatus, m.BytesReceived, m.FramesReceived, m.FramesDropped, m.DecodeErrors,
 		m.SegmentsWritten, m.SegmentsFailed, m.SegmentsDropped, m.UploadLatency, m.SpoolBytes, m.SpoolOldest,
-		m.Reconnects, m.ConnectAttempts, m.Panics, m.StatusPublishFail)
+		m.Reconnects, m.ConnectAttempts, m.Panics, m.StatusPublishFail, m.RecordedRatio, m.GapRecords)
 	// Known reasons are exported at 0 from the start, so a rate or an alert
 	// on them has a series before the first drop.
 	for _, r := range []string{"queue_full", "no_keyframe", "no_params", "spool_write"} {

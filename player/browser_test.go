@@ -1,6 +1,7 @@
 package player
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/testenv"
 )
 
@@ -20,7 +22,14 @@ import (
 // API mounts them.
 func mountPlayer(ts *testServer, liveURL string) {
 	ts.mux.Handle("GET /api/player/", http.StripPrefix("/api/player", Assets()))
-	ts.mux.Handle("GET /api/camera/{id}/vod.m3u8", VODHandler(VODConfig{List: StoreLister(ts.store), Sign: ts.store.SignedURL}))
+	cat := catalogue.New(catalogue.Config{Store: ts.store})
+	ts.mux.Handle("GET /api/camera/{id}/vod.m3u8", VODHandler(VODConfig{Catalogue: cat, Sign: ts.store.SignedURL}))
+	ts.mux.Handle("GET /api/camera/{id}/player/timeline", TimelineHandler(TimelineConfig{Catalogue: cat, Events: ts.events}))
+	ts.mux.Handle("GET /api/camera/{id}/player/thumbs", ThumbsHandler(ThumbsConfig{Store: ts.store,
+		Sign: func(ctx context.Context, key string) string {
+			u, _ := ts.store.SignedURL(ctx, key, time.Hour)
+			return u
+		}}))
 	ts.mux.HandleFunc("GET /api/camera/{id}/player", func(w http.ResponseWriter, r *http.Request) {
 		q, err := ParseQuery(r.URL.Query())
 		if err != nil {
@@ -30,7 +39,10 @@ func mountPlayer(ts *testServer, liveURL string) {
 		id := r.PathValue("id")
 		Page(w, r, Params{
 			CameraID: id, CameraName: "Portaria <1>", LiveURL: liveURL,
-			VODURL: "/api/camera/" + id + "/vod.m3u8?player_digest=d1", AssetsURL: "/api/player/", Query: q,
+			VODURL:      "/api/camera/" + id + "/vod.m3u8?player_digest=d1",
+			TimelineURL: "/api/camera/" + id + "/player/timeline?player_digest=d1",
+			ThumbsURL:   "/api/camera/" + id + "/player/thumbs?player_digest=d1",
+			AssetsURL:   "/api/player/", Query: q,
 		})
 	})
 }
@@ -125,7 +137,7 @@ func TestPlayerRecordedPlaybackInChromium(t *testing.T) {
 		t.Fatalf("%d segments recorded, want at least 20", len(segs))
 	}
 	t.Logf("recorded %d segments from %s, last ends %s", len(segs), start.Format(time.TimeOnly),
-		time.UnixMilli(segs[len(segs)-1].StartMs+segs[len(segs)-1].DurationMs).Format(time.TimeOnly))
+		time.UnixMilli(segs[len(segs)-1].StartMs+segs[len(segs)-1].DurMs).Format(time.TimeOnly))
 
 	tsSec := start.Add(90 * time.Second).Unix()
 	playFrom := (tsSec - 10) * 1000
@@ -196,7 +208,7 @@ func TestPlayerRecordedPlaybackInChromium(t *testing.T) {
 
 	// A click on the timeline seeks there: 1 s before a segment boundary,
 	// so playing on crosses into the next segment.
-	target := segs[len(segs)-6].StartMs + segs[len(segs)-6].DurationMs - 1000
+	target := segs[len(segs)-6].StartMs + segs[len(segs)-6].DurMs - 1000
 	clickTimeline(t, b, s, target)
 	b.waitState(20*time.Second, "the click to seek", func(s pageState) bool {
 		return s.WallMs >= float64(target-1500) && s.WallMs <= float64(target+8000)
@@ -331,7 +343,7 @@ func TestVODPlaylistReadByFFprobe(t *testing.T) {
 	if len(segs) < 5 {
 		t.Fatalf("%d segments recorded, want at least 5", len(segs))
 	}
-	from, to := segs[1].StartMs, segs[4].StartMs+segs[4].DurationMs
+	from, to := segs[1].StartMs, segs[4].StartMs+segs[4].DurMs
 	vod := fmt.Sprintf("%s/api/camera/%s/vod.m3u8?from=%d&to=%d", ts.URL, cam, from, to)
 	out, err := exec.Command("ffprobe", "-v", "error",
 		"-show_entries", "stream=codec_name,width:format=duration", "-of", "json", vod).CombinedOutput()

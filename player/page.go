@@ -37,6 +37,16 @@ type Params struct {
 	// (Unix milliseconds) to it.
 	VODURL string
 
+	// TimelineURL is the address of the camera's timeline
+	// (TimelineHandler) with its authentication parameters; the page adds
+	// from and to. Empty: the timeline shows the highlight ranges only.
+	TimelineURL string
+
+	// ThumbsURL is the address of the camera's minute thumbnails
+	// (ThumbsHandler) with its authentication parameters, for the preview
+	// strip. Empty: no preview.
+	ThumbsURL string
+
 	// AssetsURL is where Assets is mounted, ending in "/". It defaults to
 	// "/api/player/".
 	AssetsURL string
@@ -60,6 +70,9 @@ var webrtcJS string
 //go:embed web/player.css
 var playerCSS string
 
+//go:embed web/timeline.js
+var timelineJS string
+
 // pageTmpl is parsed once; templates are safe for concurrent use.
 var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
 
@@ -70,6 +83,8 @@ type pageConfig struct {
 	LiveURL   string    `json:"liveUrl"`
 	RenewURL  string    `json:"liveRenewUrl"`
 	VODURL    string    `json:"vodUrl"`
+	Timeline  string    `json:"timelineUrl"`
+	Thumbs    string    `json:"thumbsUrl"`
 	Live      bool      `json:"live"`
 	StartMs   int64     `json:"startMs"`
 	WindowMs  int64     `json:"windowMs"`
@@ -84,13 +99,14 @@ type pageConfig struct {
 
 // pageData is the template's input.
 type pageData struct {
-	Title     string
-	BodyClass string
-	ScriptURL string
-	Config    pageConfig
-	CSS       template.CSS
-	RTCJS     template.JS
-	JS        template.JS
+	Title      string
+	BodyClass  string
+	ScriptURL  string
+	Config     pageConfig
+	CSS        template.CSS
+	RTCJS      template.JS
+	JS         template.JS
+	TimelineJS template.JS
 }
 
 // Page writes the player page of p. The page plays p.LiveURL over WebRTC
@@ -98,7 +114,9 @@ type pageData struct {
 // of p.VODURL; its timeline shows the recorded segments of the window and
 // the highlight ranges, and a click on it seeks there. Every value from the
 // request reaches the page through html/template contexts or the JSON data
-// block; colours are validated by ParseQuery.
+// block; colours are validated by ParseQuery. The timeline (web/timeline.js)
+// draws what TimelineURL answers: recorded spans, gaps shaded by cause,
+// event markers, and a strip of ThumbsURL's thumbnails while scrubbing.
 func Page(w http.ResponseWriter, r *http.Request, p Params) {
 	now := p.Now
 	if now.IsZero() {
@@ -120,6 +138,7 @@ func Page(w http.ResponseWriter, r *http.Request, p Params) {
 	}
 	cfg := pageConfig{
 		Camera: p.CameraID, Name: p.CameraName, LiveURL: p.LiveURL, RenewURL: p.LiveRenewURL, VODURL: p.VODURL,
+		Timeline: p.TimelineURL, Thumbs: p.ThumbsURL,
 		Live: q.TS == 0, WindowMs: q.Window.Milliseconds(), Speed: q.Speed, Speeds: Speeds(),
 		Controls: q.Controls, Footer: q.Footer, Ranges: q.Ranges, NowMs: now.UnixMilli(),
 		HasBundle: HasBundle(),
@@ -147,13 +166,14 @@ func Page(w http.ResponseWriter, r *http.Request, p Params) {
 		title = "Camera " + p.CameraID
 	}
 	data := pageData{
-		Title:     title,
-		BodyClass: strings.Join(classes, " "),
-		ScriptURL: assets + bundleName + "?v=" + loadBundle().version,
-		Config:    cfg,
-		CSS:       template.CSS(playerCSS), // a constant of this package
-		RTCJS:     template.JS(webrtcJS),   // a constant of this package
-		JS:        template.JS(playerJS),   // a constant of this package
+		Title:      title,
+		BodyClass:  strings.Join(classes, " "),
+		ScriptURL:  assets + bundleName + "?v=" + loadBundle().version,
+		Config:     cfg,
+		CSS:        template.CSS(playerCSS), // a constant of this package
+		RTCJS:      template.JS(webrtcJS),   // a constant of this package
+		JS:         template.JS(playerJS),   // a constant of this package
+		TimelineJS: template.JS(timelineJS), // a constant of this package
 	}
 	var buf bytes.Buffer
 	if err := pageTmpl.Execute(&buf, data); err != nil {

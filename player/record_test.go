@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/storage"
@@ -24,9 +26,25 @@ type testServer struct {
 	*httptest.Server
 	mux   *http.ServeMux
 	store *fs.FS
+
+	mu  sync.Mutex
+	evs []Event // the timeline's events
 }
 
-func newTestServer(t *testing.T) *testServer {
+// events is the timeline's Events: those set, within the range.
+func (ts *testServer) events(_ context.Context, _ string, from, to time.Time) ([]Event, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var out []Event
+	for _, e := range ts.evs {
+		if e.AtMs >= from.UnixMilli() && e.AtMs < to.UnixMilli() {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func newTestServer(t testing.TB) *testServer {
 	t.Helper()
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -43,7 +61,7 @@ func newTestServer(t *testing.T) *testServer {
 // AAC audio) through the real segmenter and spool from start for dur, faster
 // than real time, and stores the segments as the recorder does (key layout,
 // init-size metadata). It returns the stored segments in start order.
-func record(t *testing.T, store storage.Store, camera string, start time.Time, dur, segDur time.Duration) []StoredSegment {
+func record(t testing.TB, store storage.Store, camera string, start time.Time, dur, segDur time.Duration) []catalogue.Segment {
 	t.Helper()
 	clip, err := synth.Fixture(synth.CodecH264, true)
 	if err != nil {
@@ -98,8 +116,12 @@ func record(t *testing.T, store storage.Store, camera string, start time.Time, d
 	if err := sp.Drain(ctx); err != nil {
 		t.Fatalf("uploading segments: %v", err)
 	}
-	segs, err := StoreLister(store)(ctx, camera, start.UnixMilli(), start.Add(dur).UnixMilli())
+	cat := catalogue.New(catalogue.Config{Store: store})
+	segs, err := cat.Segments(ctx, camera, start, start.Add(dur))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.InitSizes(ctx, segs); err != nil {
 		t.Fatal(err)
 	}
 	return segs

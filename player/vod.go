@@ -1,29 +1,17 @@
 package player
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/segmenter"
 )
-
-// StoredSegment is one recording segment found in storage.
-type StoredSegment struct {
-	// Key is the object key.
-	Key string
-	// StartMs and DurationMs are its wall-clock start and duration, ms.
-	StartMs, DurationMs int64
-	// Size is the object size; InitSize the byte size of its init part.
-	Size, InitSize int64
-}
-
-// ListFunc lists a camera's stored segments that overlap [fromMs, toMs).
-type ListFunc func(ctx context.Context, camera string, fromMs, toMs int64) ([]StoredSegment, error)
 
 // SignFunc returns an address that reads the object key until expiry
 // (storage.Store.SignedURL).
@@ -31,8 +19,8 @@ type SignFunc func(ctx context.Context, key string, expiry time.Duration) (strin
 
 // VODConfig configures VODHandler.
 type VODConfig struct {
-	// List finds the segments (StoreLister). Required.
-	List ListFunc
+	// Catalogue finds the segments and their init sizes. Required.
+	Catalogue *catalogue.Catalogue
 
 	// Sign signs segment addresses. Required.
 	Sign SignFunc
@@ -45,23 +33,32 @@ type VODConfig struct {
 	// 6 hours.
 	URLExpiry time.Duration
 
-	// MaxRange is the longest range a playlist covers. It defaults to 25
-	// hours (a 24-hour timeline and some slack).
+	// MaxRange is the longest range a playlist covers. It defaults to 31
+	// days; the playlist is written hour by hour as the hours are listed,
+	// never held whole.
 	MaxRange time.Duration
 
-	// Timeout bounds listing and signing. It defaults to 20 seconds.
+	// Timeout bounds listing and signing. It defaults to 60 seconds.
 	Timeout time.Duration
 
 	// Log receives listing failures. Optional.
 	Log *zap.Logger
 }
 
+// DefaultMaxRange is the longest range of a recorded playlist by default.
+const DefaultMaxRange = 31 * 24 * time.Hour
+
 // VODHandler serves a camera's recordings from the query's from to to (Unix
-// milliseconds) as an HLS VOD media playlist built by segmenter.Playlist,
-// segment addresses signed. Answers: 200 with the playlist; 400 when from or
-// to is missing, malformed, reversed or the range is longer than MaxRange;
-// 404 when no segment is stored in the range; 502 when listing or signing
-// fails. Playlists are never cached (their addresses expire).
+// milliseconds) as an HLS VOD media playlist (segmenter.PlaylistWriter),
+// segment addresses signed. The playlist is streamed: each hour of the
+// range is listed (a few at once), its segments' init sizes read from the
+// catalogue's cache (Stat for those it has not seen), and written, so a
+// range of days costs no more memory than an hour. Answers: 200 with the
+// playlist; 400 when from or to is missing, malformed, reversed or the
+// range is longer than MaxRange; 404 when no segment is stored in the
+// range; 502 when listing or signing fails before the first segment (after
+// it, the response is cut short). Playlists are never cached (their
+// addresses expire).
 func VODHandler(cfg VODConfig) http.Handler {
 	if cfg.Camera == nil {
 		cfg.Camera = func(r *http.Request) string { return r.PathValue("id") }
@@ -70,10 +67,10 @@ func VODHandler(cfg VODConfig) http.Handler {
 		cfg.URLExpiry = 6 * time.Hour
 	}
 	if cfg.MaxRange <= 0 {
-		cfg.MaxRange = 25 * time.Hour
+		cfg.MaxRange = DefaultMaxRange
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 20 * time.Second
+		cfg.Timeout = 60 * time.Second
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
@@ -105,36 +102,77 @@ func VODHandler(cfg VODConfig) http.Handler {
 		camera := cfg.Camera(r)
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.Timeout)
 		defer cancel()
-		stored, err := cfg.List(ctx, camera, from, to)
-		if err != nil {
-			cfg.Log.Warn("listing recordings failed", zap.String("camera", camera), zap.Error(err))
+		pl := &vodWriter{w: w, head: r.Method == http.MethodHead}
+		pl.buf = bufio.NewWriterSize(pl, 32<<10)
+		err := writeVOD(ctx, cfg, camera, from, to, pl)
+		switch {
+		case errors.Is(err, segmenter.ErrNoSegments):
+			http.Error(w, "no recordings in range", http.StatusNotFound)
+		case err != nil && !pl.started:
+			cfg.Log.Warn("recorded playlist failed", zap.String("camera", camera), zap.Error(err))
 			http.Error(w, "listing recordings failed", http.StatusBadGateway)
-			return
+		case err != nil:
+			cfg.Log.Warn("recorded playlist cut short", zap.String("camera", camera), zap.Error(err))
+			panic(http.ErrAbortHandler) // a playlist without its end must not pass for a whole one
 		}
-		segs := make([]segmenter.PlaylistSegment, 0, len(stored))
-		for _, s := range stored {
+	})
+}
+
+// writeVOD lists the range hour by hour and writes its playlist to pl.
+func writeVOD(ctx context.Context, cfg VODConfig, camera string, from, to int64, pl *vodWriter) error {
+	pw, err := segmenter.NewPlaylistWriter(pl.buf, from, to, cfg.Catalogue.MaxSegment().Milliseconds())
+	if err != nil {
+		return err
+	}
+	for h, err := range cfg.Catalogue.Range(ctx, camera, time.UnixMilli(from), time.UnixMilli(to)) {
+		if err != nil {
+			return err
+		}
+		if err := cfg.Catalogue.InitSizes(ctx, h.Segments); err != nil {
+			return err
+		}
+		for _, s := range h.Segments {
+			if s.InitSize <= 0 {
+				continue
+			}
 			u, err := cfg.Sign(ctx, s.Key, cfg.URLExpiry)
 			if err != nil {
-				cfg.Log.Warn("signing a segment address failed", zap.String("camera", camera), zap.String("key", s.Key), zap.Error(err))
-				http.Error(w, "signing recordings failed", http.StatusBadGateway)
-				return
+				return err
 			}
-			segs = append(segs, segmenter.PlaylistSegment{URI: u, StartMs: s.StartMs, DurationMs: s.DurationMs, Size: s.Size, InitSize: s.InitSize})
+			if _, err := pw.Add(segmenter.PlaylistSegment{URI: u, StartMs: s.StartMs, DurationMs: s.DurMs, Size: s.Size, InitSize: s.InitSize}); err != nil {
+				return err
+			}
 		}
-		body, err := segmenter.Playlist(segs, from, to)
-		if errors.Is(err, segmenter.ErrNoSegments) {
-			http.Error(w, "no recordings in range", http.StatusNotFound)
-			return
+		if pl.head && pw.Segments() > 0 {
+			break // HEAD: a segment is enough to answer 200
 		}
-		if err != nil {
-			http.Error(w, "bad range", http.StatusBadRequest)
-			return
+		if err := pl.buf.Flush(); err != nil {
+			return err
 		}
-		w.Header().Set("Content-Type", "application/vnd.apple.mpegurl")
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		if r.Method == http.MethodHead {
-			return
-		}
-		_, _ = w.Write(body)
-	})
+	}
+	if err := pw.Close(); err != nil {
+		return err
+	}
+	return pl.buf.Flush()
+}
+
+// vodWriter sends the playlist's headers with its first bytes, so that an
+// error before any segment can still be answered with a status.
+type vodWriter struct {
+	w       http.ResponseWriter
+	buf     *bufio.Writer
+	head    bool
+	started bool
+}
+
+func (v *vodWriter) Write(p []byte) (int, error) {
+	if !v.started {
+		v.started = true
+		v.w.Header().Set("Content-Type", "application/vnd.apple.mpegurl")
+		v.w.WriteHeader(http.StatusOK)
+	}
+	if v.head {
+		return len(p), nil
+	}
+	return v.w.Write(p)
 }

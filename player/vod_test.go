@@ -1,14 +1,21 @@
 package player
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vigia/vigia/catalogue"
+	"github.com/vigia/vigia/storage"
 )
 
 func TestVODHandler(t *testing.T) {
@@ -34,7 +41,7 @@ func TestVODHandler(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b), res.Header
 	}
-	from, to := segs[0].StartMs+500, segs[1].StartMs+segs[1].DurationMs
+	from, to := segs[0].StartMs+500, segs[1].StartMs+segs[1].DurMs
 	code, body, h := get(fmt.Sprintf("from=%d&to=%d", from, to))
 	if code != 200 || h.Get("Content-Type") != "application/vnd.apple.mpegurl" || h.Get("Cache-Control") != "no-store" {
 		t.Fatalf("status %d, type %q: %s", code, h.Get("Content-Type"), body)
@@ -67,7 +74,7 @@ func TestVODHandler(t *testing.T) {
 		{"no from", "to=5", 400},
 		{"bad to", "from=1&to=x", 400},
 		{"reversed", fmt.Sprintf("from=%d&to=%d", to, from), 400},
-		{"too long", fmt.Sprintf("from=%d&to=%d", from, from+26*3600*1000), 400},
+		{"too long", fmt.Sprintf("from=%d&to=%d", from, from+32*24*3600*1000), 400},
 		{"nothing recorded", fmt.Sprintf("from=%d&to=%d", from-3600_000, from-3000_000), 404},
 	}
 	for _, tt := range tests {
@@ -79,27 +86,51 @@ func TestVODHandler(t *testing.T) {
 	}
 }
 
+// failingStore fails every listing, or every Stat.
+type failingStore struct {
+	storage.Store
+	list, stat bool
+}
+
+func (f failingStore) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListPage, error) {
+	if f.list {
+		return storage.ListPage{}, errors.New("storage down")
+	}
+	return f.Store.List(ctx, prefix, opts)
+}
+
+func (f failingStore) Stat(ctx context.Context, key string) (storage.Object, error) {
+	if f.stat {
+		return storage.Object{}, errors.New("storage down")
+	}
+	return f.Store.Stat(ctx, key)
+}
+
 func TestVODHandlerFailures(t *testing.T) {
-	boom := errors.New("storage down")
+	ts := newTestServer(t)
+	start := time.Now().Add(-time.Minute).Truncate(time.Second)
+	segs := record(t, ts.store, "1", start, 12*time.Second, 5*time.Second)
+	from, to := segs[0].StartMs, segs[len(segs)-1].EndMs()
+	sign := func(context.Context, string, time.Duration) (string, error) { return "u", nil }
+	boom := func(context.Context, string, time.Duration) (string, error) { return "", errors.New("no key") }
 	tests := []struct {
-		name string
-		cfg  VODConfig
-		want int
+		name  string
+		store storage.Store
+		sign  SignFunc
+		want  int
 	}{
-		{"listing fails", VODConfig{
-			List: func(context.Context, string, int64, int64) ([]StoredSegment, error) { return nil, boom },
-			Sign: func(context.Context, string, time.Duration) (string, error) { return "u", nil }}, 502},
-		{"signing fails", VODConfig{
-			List: func(context.Context, string, int64, int64) ([]StoredSegment, error) {
-				return []StoredSegment{{Key: "k", StartMs: 1000, DurationMs: 1000, Size: 10, InitSize: 5}}, nil
-			},
-			Sign: func(context.Context, string, time.Duration) (string, error) { return "", boom }}, 502},
+		{"listing fails", failingStore{Store: ts.store, list: true}, sign, 502},
+		{"init sizes fail", failingStore{Store: ts.store, stat: true}, sign, 502},
+		{"signing fails", ts.store, boom, 502},
+		{"all well", ts.store, sign, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := newTestServer(t)
-			ts.mux.Handle("GET /v/{id}", VODHandler(tt.cfg))
-			res, err := http.Get(ts.URL + "/v/1?from=0&to=5000")
+			mux := http.NewServeMux()
+			mux.Handle("GET /v/{id}", VODHandler(VODConfig{Catalogue: catalogue.New(catalogue.Config{Store: tt.store}), Sign: tt.sign}))
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			res, err := http.Get(fmt.Sprintf("%s/v/1?from=%d&to=%d", srv.URL, from, to))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,4 +140,60 @@ func TestVODHandlerFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A playlist of several days is written as its hours are listed: days of
+// segments, each hour's init sizes read once; a second request reads none.
+func TestVODHandlerDays(t *testing.T) {
+	ts := newTestServer(t)
+	one := record(t, ts.store, "src", time.Now().Add(-time.Hour).Truncate(time.Second), 4*time.Second, 2*time.Second)[0]
+	body, err := ts.store.Get(context.Background(), one.Key, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(body)
+	body.Close()
+	// Three days of a segment every five minutes, the same bytes under
+	// each key.
+	base := time.Now().Add(-72 * time.Hour).Truncate(time.Hour)
+	n := 0
+	for at := base; at.Before(base.Add(72 * time.Hour)); at = at.Add(5 * time.Minute) {
+		key := storage.SegmentKey("d", at, one.Duration())
+		if err := ts.store.Put(context.Background(), key, bytes.NewReader(data), int64(len(data)),
+			storage.PutOptions{Metadata: map[string]string{"init-size": strconv.FormatInt(one.InitSize, 10)}}); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	cs := &statCounter{Store: ts.store}
+	h := VODHandler(VODConfig{Catalogue: catalogue.New(catalogue.Config{Store: cs}), Sign: ts.store.SignedURL})
+	for round := 0; round < 2; round++ {
+		req := httptest.NewRequest("GET", fmt.Sprintf("/v/d?from=%d&to=%d", base.UnixMilli(), base.Add(72*time.Hour).UnixMilli()), nil)
+		req.SetPathValue("id", "d")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+		if got := strings.Count(rec.Body.String(), "#EXTINF:"); got != n {
+			t.Errorf("round %d: %d segments in the playlist, want %d", round, got, n)
+		}
+		if !strings.HasSuffix(rec.Body.String(), "#EXT-X-ENDLIST\n") {
+			t.Errorf("round %d: the playlist has no end", round)
+		}
+	}
+	if got := cs.stats.Load(); got != int64(n) {
+		t.Errorf("%d Stat calls for two playlists of %d segments, want %d (each init size read once)", got, n, n)
+	}
+}
+
+// statCounter counts Stat calls.
+type statCounter struct {
+	storage.Store
+	stats atomic.Int64
+}
+
+func (s *statCounter) Stat(ctx context.Context, key string) (storage.Object, error) {
+	s.stats.Add(1)
+	return s.Store.Stat(ctx, key)
 }

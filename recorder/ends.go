@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/status"
 )
 
 // EndStore keeps the end of each camera's last segment for the node that
@@ -68,27 +70,35 @@ func (r *Recorder) LastEnd(id string) time.Time {
 }
 
 // startEnd returns the time before which camera id's next run starts no
-// segment: the later of the end remembered here and the end stored by the
-// node that recorded it last (ignored when too far ahead of this clock).
-func (o *owner) startEnd() time.Time {
+// segment, and the cause of the gap that ends at its first segment: the
+// later of the end remembered here and the end stored by the node that
+// recorded it last (ignored when too far ahead of this clock), a handover;
+// or, when storage holds a later segment that no record follows, that
+// segment's end, a crash of the node that recorded it.
+func (o *owner) startEnd() (time.Time, status.Cause) {
 	end := o.r.LastEnd(o.id)
-	if o.r.cfg.Ends == nil {
-		return end
+	if o.r.cfg.Ends != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), endReadTimeout)
+		stored, ok, err := o.r.cfg.Ends.GetEnd(ctx, o.id)
+		cancel()
+		switch {
+		case err != nil:
+			o.log.Warn("last segment end not read", zap.Error(err))
+		case !ok:
+		case time.Until(stored) > maxEndAhead:
+			o.log.Warn("last segment end ignored: too far ahead of this node's clock",
+				zap.Duration("ahead", time.Until(stored)))
+		case stored.After(end):
+			end = stored
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), endReadTimeout)
-	defer cancel()
-	stored, ok, err := o.r.cfg.Ends.GetEnd(ctx, o.id)
-	switch {
-	case err != nil:
-		o.log.Warn("last segment end not read", zap.Error(err))
-	case !ok:
-	case time.Until(stored) > maxEndAhead:
-		o.log.Warn("last segment end ignored: too far ahead of this node's clock",
-			zap.Duration("ahead", time.Until(stored)))
-	case stored.After(end):
-		end = stored
+	if last, crashed := o.crashEnd(end); crashed {
+		return last, status.CauseNodeCrash
 	}
-	return end
+	if end.IsZero() {
+		return end, ""
+	}
+	return end, status.CauseNodeHandover
 }
 
 // storeEnd stores end for the node that records the camera next.

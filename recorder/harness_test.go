@@ -63,6 +63,7 @@ type rig struct {
 	dials    []string // URLs the driver was asked for
 	segments []segmenter.Segment
 	statuses []status.Status
+	gaps     []status.Gap
 	ends     *memEnds
 }
 
@@ -158,6 +159,11 @@ func newRig(t *testing.T) *rig {
 		OnStatus: func(s status.Status) {
 			rg.mu.Lock()
 			rg.statuses = append(rg.statuses, s)
+			rg.mu.Unlock()
+		},
+		OnGap: func(g status.Gap) {
+			rg.mu.Lock()
+			rg.gaps = append(rg.gaps, g)
 			rg.mu.Unlock()
 		},
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/status"
 )
 
 // owner is the one owner of a camera's life on this node: one goroutine
@@ -47,6 +48,7 @@ type owner struct {
 	started bool          // the stored last segment end was read
 	lastEnd time.Time     // end of the camera's last segment known here
 	applied camera.Config // the record the loop last acted on
+	gaps    gapTracker    // the run's while one runs (gaps.go)
 }
 
 func newOwner(r *Recorder, id string) *owner {
@@ -57,6 +59,7 @@ func newOwner(r *Recorder, id string) *owner {
 		wake: make(chan struct{}, 1),
 	}
 	o.status.init(o)
+	o.gaps.o = o
 	return o
 }
 
@@ -129,6 +132,7 @@ func (o *owner) apply(cam camera.Config, epoch uint64) {
 		o.setConfig(cam)
 		o.log.Warn("camera not recordable", zap.Error(err))
 		o.status.fail(err)
+		o.failedGap(err)
 		return
 	}
 	o.failed = false
@@ -141,9 +145,12 @@ func (o *owner) apply(cam camera.Config, epoch uint64) {
 	if o.run != nil {
 		o.log.Info("camera settings changed, restarting")
 		o.finish(false)
+		o.gaps.note(status.CauseCameraChanged, "")
 	}
 	if !o.started {
-		o.lastEnd = laterOf(o.lastEnd, o.startEnd())
+		end, cause := o.startEnd()
+		o.lastEnd = laterOf(o.lastEnd, end)
+		o.gaps.note(cause, "")
 		o.started = true
 		if o.pending() {
 			return // stopped or changed while the end was read
@@ -166,6 +173,7 @@ func (o *owner) finish(store bool) {
 		o.r.updateGauges()
 	}
 	if store {
+		o.stopped()
 		o.storeEnd(o.lastEnd)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/status"
 )
 
 var _ ingest.Sink = (*pipeline)(nil)
@@ -19,7 +20,8 @@ type item struct {
 	tracks []*media.Track // a new run's tracks, for the pipeline goroutine itself
 	run    *sourceRun     // the run the unit belongs to
 	unit   *media.Unit
-	gap    bool // units were lost before this keyframe
+	gap    bool      // units were lost before this keyframe
+	down   *downNote // the source failed (gaps.go)
 }
 
 // sourceRun is one run of the source: its tracks, as Tracks gave them.
@@ -40,6 +42,7 @@ type pipeline struct {
 	cur      atomic.Pointer[sourceRun] // the source's current run
 	applied  *sourceRun                // the run the segmenter and consumers were told of (pipeline goroutine)
 	skipping atomic.Bool               // video units are dropped until the next keyframe
+	gaps     *gapTracker               // the owner's, while this run lives (gaps.go)
 
 	// stage is the applied run's Stage (Config.Stage), nil for none;
 	// replaced marks the tracks it turned into others (pipeline goroutine).
@@ -116,6 +119,10 @@ func (p *pipeline) run() {
 		}
 	}()
 	for it := range p.ch {
+		if it.down != nil {
+			p.gaps.down(p.writer, it.down.cause, it.down.detail)
+			continue
+		}
 		if it.run != p.applied {
 			p.applied = it.run
 			p.startRun(it.run)
@@ -168,11 +175,13 @@ func (p *pipeline) handle(it item) {
 	if it.tracks != nil {
 		if err := p.writer.SetTracks(it.tracks); err != nil {
 			p.o.log.Warn("tracks not recordable", zap.Error(err))
+			p.gaps.down(p.writer, status.CauseStreamUnsupported, "no video track")
 		}
 		p.feed(it)
 		return
 	}
 	if it.gap || it.unit.Gap {
+		p.gaps.note(lossCause(it.gap), "")
 		p.writer.Discontinuity()
 	}
 	if err := p.writer.WriteUnit(it.unit); err != nil {

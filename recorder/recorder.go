@@ -7,6 +7,7 @@
 package recorder
 
 import (
+	"context"
 	"sort"
 	"sync"
 	"time"
@@ -71,6 +72,22 @@ type Config struct {
 
 	// OnStatus receives each camera's status when it changes. Optional.
 	OnStatus func(status.Status)
+
+	// OnGap receives each gap record: why a camera's recording stopped
+	// or skipped, from when, and, once known, until when (docs/recording.md,
+	// Gaps). It must not block. Optional.
+	OnGap func(status.Gap)
+
+	// StopCause, optional, says why a camera is being stopped
+	// (status.CauseCameraRemoved, status.CauseCameraBlocked); anything
+	// else, or nil, is status.CauseNodeHandover.
+	StopCause func(id string) status.Cause
+
+	// LastRecorded, optional, returns the end of the camera's last stored
+	// segment within a day (zero if none) and whether a gap record follows
+	// it. A camera that starts asks it: a last segment later than the end
+	// stored by a graceful stop (Ends) means its node died.
+	LastRecorded func(ctx context.Context, id string) (end time.Time, gapAfter bool, err error)
 
 	// Metrics, optional.
 	Metrics *metrics.Recorder

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/status"
 )
 
 // run is one run of a camera with fixed recorded settings: a supervised
@@ -51,9 +52,11 @@ func (o *owner) startRun(spec ingest.Camera, drv ingest.Driver) *run {
 		Spool:            r.cfg.Spool,
 		NotBefore:        o.lastEnd,
 		OnDrop:           o.dropped,
+		OnGap:            o.gaps.hole,
 		Log:              o.log,
 	})
 	ru.pipe = newPipeline(ctx, o, r.cfg.QueueSize, ru.w)
+	ru.pipe.gaps = &o.gaps
 	for _, f := range r.cfg.Consumers {
 		if cons := f(spec.ID); cons != nil {
 			ru.pipe.consumers = append(ru.pipe.consumers, cons)
@@ -63,7 +66,7 @@ func (o *owner) startRun(spec ingest.Camera, drv ingest.Driver) *run {
 		Camera:         spec.ID,
 		NewSource:      func() (ingest.Source, error) { return drv(spec, r.cfg.Source) },
 		Sink:           ru.pipe,
-		OnStatus:       o.setCode,
+		OnStatus:       func(c status.Code, err error) { o.setCode(c, err); ru.pipe.sourceDown(c, err) },
 		OnPanic:        func(any) { o.panicked() },
 		OnAttempt:      o.attempt,
 		Limiter:        r.limiter,

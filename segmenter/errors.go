@@ -15,6 +15,11 @@ var (
 
 	// ErrClosed is returned by a closed component.
 	ErrClosed = errors.New("closed")
+
+	// ErrUploadRefused, wrapped by an error of SpoolConfig.Upload, says
+	// that retrying cannot store the segment (storage refuses its key or
+	// metadata): the spool drops it, reason "upload_failed".
+	ErrUploadRefused = errors.New("segment refused by storage")
 )
 
 // Errors returned by Playlist.

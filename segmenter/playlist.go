@@ -2,6 +2,7 @@ package segmenter
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -75,27 +76,99 @@ func Playlist(segs []PlaylistSegment, fromMs, toMs int64) ([]byte, error) {
 		maxMs = max(maxMs, s.DurationMs)
 	}
 	var b strings.Builder
-	b.WriteString("#EXTM3U\n")
-	b.WriteString("#EXT-X-VERSION:" + strconv.Itoa(playlistVersion) + "\n")
-	b.WriteString("#EXT-X-TARGETDURATION:" + strconv.FormatInt(int64(math.Ceil(float64(maxMs)/1000)), 10) + "\n")
-	b.WriteString("#EXT-X-MEDIA-SEQUENCE:0\n")
-	b.WriteString("#EXT-X-PLAYLIST-TYPE:VOD\n")
-	b.WriteString("#EXT-X-INDEPENDENT-SEGMENTS\n")
-	if off := fromMs - sel[0].StartMs; off > 0 {
-		b.WriteString("#EXT-X-START:TIME-OFFSET=" + formatSeconds(off) + ",PRECISE=YES\n")
+	pw, err := NewPlaylistWriter(&b, fromMs, toMs, maxMs)
+	if err != nil {
+		return nil, err
 	}
-	for i, s := range sel {
-		if i > 0 {
-			b.WriteString("#EXT-X-DISCONTINUITY\n")
+	for _, s := range sel {
+		if _, err := pw.Add(s); err != nil {
+			return nil, err
 		}
-		b.WriteString("#EXT-X-MAP:URI=\"" + s.URI + "\",BYTERANGE=\"" + strconv.FormatInt(s.InitSize, 10) + "@0\"\n")
-		b.WriteString("#EXT-X-PROGRAM-DATE-TIME:" + time.UnixMilli(s.StartMs).UTC().Format("2006-01-02T15:04:05.000Z") + "\n")
-		b.WriteString("#EXTINF:" + formatSeconds(s.DurationMs) + ",\n")
-		b.WriteString("#EXT-X-BYTERANGE:" + strconv.FormatInt(s.Size-s.InitSize, 10) + "@" + strconv.FormatInt(s.InitSize, 10) + "\n")
-		b.WriteString(s.URI + "\n")
 	}
-	b.WriteString("#EXT-X-ENDLIST\n")
+	if err := pw.Close(); err != nil {
+		return nil, err
+	}
 	return []byte(b.String()), nil
+}
+
+// PlaylistWriter writes the playlist of Playlist one segment at a time, so
+// that a playlist of any length is never held in memory whole. Segments
+// must come in start order; those Playlist leaves out are skipped. Nothing
+// is written before the first segment is added.
+type PlaylistWriter struct {
+	w                      io.Writer
+	fromMs, toMs, targetMs int64
+	n                      int
+	lastEnd                int64
+	line                   []byte
+}
+
+// NewPlaylistWriter returns a writer of the playlist of [fromMs, toMs) to
+// w. targetMs, the EXT-X-TARGETDURATION (rounded up to seconds), must be at
+// least the longest segment added: when the segments are not known ahead,
+// the longest a segment can last (MaxSegmentDuration).
+func NewPlaylistWriter(w io.Writer, fromMs, toMs, targetMs int64) (*PlaylistWriter, error) {
+	if toMs <= fromMs {
+		return nil, fmt.Errorf("playlist range %d..%d: %w", fromMs, toMs, ErrInvalidRange)
+	}
+	return &PlaylistWriter{w: w, fromMs: fromMs, toMs: toMs, targetMs: targetMs}, nil
+}
+
+// Add writes s, preceded by the playlist's header when it is the first,
+// and reports whether it was written: a segment that cannot be referenced,
+// lies outside the range, is longer than the target, or overlaps the one
+// before is skipped.
+func (p *PlaylistWriter) Add(s PlaylistSegment) (bool, error) {
+	if !usable(s) || s.EndMs() <= p.fromMs || s.StartMs >= p.toMs || s.DurationMs > p.targetMs {
+		return false, nil
+	}
+	if p.n > 0 && s.StartMs < p.lastEnd-TouchToleranceMs {
+		return false, nil // overlaps the previous segment: a duplicate or a clock step back
+	}
+	b := p.line[:0]
+	if p.n == 0 {
+		b = append(b, "#EXTM3U\n#EXT-X-VERSION:"...)
+		b = strconv.AppendInt(b, playlistVersion, 10)
+		b = append(b, "\n#EXT-X-TARGETDURATION:"...)
+		b = strconv.AppendInt(b, int64(math.Ceil(float64(p.targetMs)/1000)), 10)
+		b = append(b, "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"...)
+		if off := p.fromMs - s.StartMs; off > 0 {
+			b = append(b, "#EXT-X-START:TIME-OFFSET="+formatSeconds(off)+",PRECISE=YES\n"...)
+		}
+	} else {
+		b = append(b, "#EXT-X-DISCONTINUITY\n"...)
+	}
+	b = append(b, "#EXT-X-MAP:URI=\""+s.URI+"\",BYTERANGE=\""...)
+	b = strconv.AppendInt(b, s.InitSize, 10)
+	b = append(b, "@0\"\n#EXT-X-PROGRAM-DATE-TIME:"...)
+	b = time.UnixMilli(s.StartMs).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+	b = append(b, "\n#EXTINF:"+formatSeconds(s.DurationMs)+",\n#EXT-X-BYTERANGE:"...)
+	b = strconv.AppendInt(b, s.Size-s.InitSize, 10)
+	b = append(b, '@')
+	b = strconv.AppendInt(b, s.InitSize, 10)
+	b = append(b, '\n')
+	b = append(b, s.URI...)
+	b = append(b, '\n')
+	p.line = b
+	if _, err := p.w.Write(b); err != nil {
+		return false, err
+	}
+	p.n++
+	p.lastEnd = s.EndMs()
+	return true, nil
+}
+
+// Segments returns how many segments were written.
+func (p *PlaylistWriter) Segments() int { return p.n }
+
+// Close ends the playlist (EXT-X-ENDLIST). With no segment written it
+// writes nothing and returns ErrNoSegments.
+func (p *PlaylistWriter) Close() error {
+	if p.n == 0 {
+		return fmt.Errorf("playlist range %d..%d: %w", p.fromMs, p.toMs, ErrNoSegments)
+	}
+	_, err := io.WriteString(p.w, "#EXT-X-ENDLIST\n")
+	return err
 }
 
 // selectSegments returns the usable segments overlapping [fromMs, toMs) in

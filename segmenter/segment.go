@@ -58,3 +58,25 @@ func (s Segment) DurationMs() int64 { return s.Duration.Milliseconds() }
 
 // End returns the wall-clock end of the segment.
 func (s Segment) End() time.Time { return s.Start.Add(s.Duration) }
+
+// Reasons a Writer gives OnGap for the gaps it makes itself.
+const (
+	// GapKeyframes: the segment reached WriterConfig.MaxDuration without a
+	// keyframe and was closed; video was dropped until the next one.
+	GapKeyframes = "keyframes"
+	// GapTimestamps: the camera's timestamps stepped back or jumped ahead
+	// by more than WriterConfig.MaxJump (it sent nothing for that long).
+	GapTimestamps = "timestamps"
+)
+
+// MaxSegmentDuration returns the longest segment a Writer cuts for the
+// target duration: it cuts at the first keyframe at or after target, and
+// at the latest at target plus the larger of target and one minute. A
+// segment covering a time t therefore starts after t minus this, which is
+// how far readers of storage look back.
+func MaxSegmentDuration(target time.Duration) time.Duration {
+	if target <= 0 {
+		target = 60 * time.Second
+	}
+	return target + max(target, time.Minute)
+}

@@ -34,7 +34,8 @@ type SpoolConfig struct {
 	Workers int
 
 	// Upload stores one finished segment; body holds seg.Size bytes. It is
-	// retried with backoff until it succeeds or the spool closes.
+	// retried with backoff until it succeeds or the spool closes, unless
+	// its error wraps ErrUploadRefused: then the segment is dropped.
 	Upload func(ctx context.Context, seg Segment, body io.ReadSeeker) error
 
 	// OnStored is called after a segment was uploaded, with the time from
@@ -44,8 +45,9 @@ type SpoolConfig struct {
 	// OnUploadError is called when an upload attempt fails. Optional.
 	OnUploadError func(seg Segment, err error)
 
-	// OnDropped is called when a segment is dropped to respect the quota.
-	// Optional.
+	// OnDropped is called when a segment is dropped: reason "spool_full"
+	// (the quota), "disk_full" (the spool disk) or "upload_failed" (storage
+	// refused it for good). Optional.
 	OnDropped func(seg Segment, reason string)
 
 	// RetryMin and RetryMax bound the upload retry backoff. They default to

@@ -1,6 +1,7 @@
 package segmenter
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -53,17 +54,21 @@ func (s *Spool) worker() {
 		if q == nil {
 			return
 		}
-		stored := s.upload(q)
-		if stored {
+		stored, refused := s.upload(q)
+		if stored || refused {
 			removeSegmentFiles(q.seg.Path)
 		}
-		s.done(q, stored)
+		s.done(q, stored || refused)
+		if refused && s.cfg.OnDropped != nil {
+			s.cfg.OnDropped(q.seg, "upload_failed")
+		}
 	}
 }
 
 // upload stores q's segment, retrying with backoff and jitter until it
-// succeeds or the spool closes.
-func (s *Spool) upload(q *queued) bool {
+// succeeds (stored), storage refuses it for good (refused) or the spool
+// closes.
+func (s *Spool) upload(q *queued) (stored, refused bool) {
 	seg := q.seg
 	wait := s.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
@@ -72,13 +77,18 @@ func (s *Spool) upload(q *queued) bool {
 			if s.cfg.OnStored != nil {
 				s.cfg.OnStored(seg, time.Since(q.readyAt))
 			}
-			return true
+			return true, false
 		}
 		if s.ctx.Err() != nil {
-			return false
+			return false, false
 		}
 		if s.cfg.OnUploadError != nil {
 			s.cfg.OnUploadError(seg, err)
+		}
+		if errors.Is(err, ErrUploadRefused) {
+			s.cfg.Log.Error("segment refused by storage, dropped",
+				zap.String("camera", seg.Camera), zap.Int64("start_ms", seg.StartMs()), zap.Error(err))
+			return false, true
 		}
 		s.cfg.Log.Warn("segment upload failed, retrying",
 			zap.String("camera", seg.Camera), zap.Int64("start_ms", seg.StartMs()),
@@ -88,7 +98,7 @@ func (s *Spool) upload(q *queued) bool {
 		select {
 		case <-s.ctx.Done():
 			t.Stop()
-			return false
+			return false, false
 		case <-t.C:
 		}
 		wait *= 2

@@ -31,6 +31,12 @@ type WriterConfig struct {
 	// is not a discontinuity. It defaults to 5 seconds.
 	MaxJump time.Duration
 
+	// MaxDuration bounds a segment: one that reaches it without a keyframe
+	// to cut at is closed there, and video is dropped until the next
+	// keyframe. It defaults to MaxSegmentDuration(SegmentDuration), which
+	// readers of storage rely on.
+	MaxDuration time.Duration
+
 	// Spool receives the segment files.
 	Spool *Spool
 
@@ -42,6 +48,14 @@ type WriterConfig struct {
 	// OnDrop is called for units dropped before a segment can start (no
 	// keyframe yet, no parameter sets) or after a write error. Optional.
 	OnDrop func(reason string)
+
+	// OnGap is called when a segment opens later than the end of the last
+	// one (or than NotBefore): from is that end, to the new segment's
+	// start; from is zero when neither is known (the first segment). reason is GapKeyframes or GapTimestamps when the Writer itself
+	// closed the segment before the gap, "" otherwise (a Discontinuity,
+	// new tracks). It runs on the caller's goroutine, within WriteUnit.
+	// Optional.
+	OnGap func(from, to time.Time, reason string)
 
 	// Log is the camera's logger.
 	Log *zap.Logger
@@ -81,6 +95,7 @@ type Writer struct {
 	lastDTS              time.Duration
 	haveDTS              bool
 	lastFrameTicks       uint32 // duration of the last video frame whose duration was known, 90 kHz
+	gapReason            string // why the Writer itself closed the last segment, for OnGap
 	buf                  seekablebuffer.Buffer
 
 	// Audio ahead of the video (heldAudio), its payloads back to back.
@@ -136,6 +151,9 @@ func NewWriter(cfg WriterConfig) *Writer {
 	if cfg.MaxJump <= 0 {
 		cfg.MaxJump = 5 * time.Second
 	}
+	if cfg.MaxDuration < cfg.SegmentDuration {
+		cfg.MaxDuration = MaxSegmentDuration(cfg.SegmentDuration)
+	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
@@ -178,6 +196,7 @@ func (w *Writer) Discontinuity() {
 	w.finishClosing()
 	w.nextRun = time.Time{}
 	w.haveDTS = false
+	w.gapReason = ""
 }
 
 // Close finishes the open segment and lets go of the scratch space (a
@@ -222,6 +241,7 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 		if step <= 0 || step > w.cfg.MaxJump {
 			w.cfg.Log.Info("timestamp discontinuity, closing segment", zap.Duration("step", step))
 			w.Discontinuity()
+			w.gapReason = GapTimestamps
 		}
 	}
 	w.lastDTS, w.haveDTS = u.DTS, true
@@ -240,6 +260,16 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 
 	if w.seg != nil && u.Key && u.DTS-w.seg.startDTS >= w.cfg.SegmentDuration {
 		w.closeSegment(u)
+	}
+	// A frame at most MaxJump before MaxDuration lasts until the next one at
+	// most MaxJump later, so a segment cut at the first frame past this
+	// never exceeds MaxDuration.
+	if w.seg != nil && !u.Key && u.DTS-w.seg.startDTS >= max(w.cfg.MaxDuration-w.cfg.MaxJump, w.cfg.SegmentDuration) {
+		w.cfg.Log.Warn("no keyframe within the longest segment, closing it; video waits for the next keyframe",
+			zap.Duration("max", w.cfg.MaxDuration))
+		w.closeSegment(u)
+		w.nextRun = time.Time{}
+		w.gapReason = GapKeyframes
 	}
 
 	if w.seg == nil {
@@ -380,6 +410,10 @@ func (w *Writer) openSegment(u *media.Unit) error {
 		if start.Before(w.lastEnd) {
 			start = w.lastEnd
 		}
+		if w.cfg.OnGap != nil && (w.lastEnd.IsZero() || start.Sub(w.lastEnd) > TouchToleranceMs*time.Millisecond) {
+			w.cfg.OnGap(w.lastEnd, start, w.gapReason)
+		}
+		w.gapReason = ""
 	}
 	width, height := w.params.dimensions(w.videoCodec)
 	meta := Segment{

@@ -45,4 +45,16 @@ type Status struct {
 	LastError       string    `json:"last_error,omitempty"`
 	Node            string    `json:"node,omitempty"`
 	Since           time.Time `json:"since"`
+	// Recorded is the share of the camera's recent wall-clock time that
+	// stored segments cover; nil while the node has not worked it out.
+	Recorded *Completeness `json:"recorded,omitempty"`
+}
+
+// Completeness is the share of wall-clock time covered by stored segments,
+// from 0 to 1, over the last hour and the last day (docs/status.md).
+type Completeness struct {
+	// Hour is the share of the last hour.
+	Hour float64 `json:"hour"`
+	// Day is the share of the last 24 hours.
+	Day float64 `json:"day"`
 }

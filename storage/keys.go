@@ -11,6 +11,7 @@ import (
 // Key layout (paths use UTC):
 //
 //	rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{startMs}_{durMs}.mp4     recording segment
+//	rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{startMs}_{durMs}_{cause}.gap  gap record
 //	thumbs/{camera}/{YYYY}/{MM}/{DD}/{HH}/{unixSec}.jpg           minute thumbnail
 //	thumbs-hourly/{camera}/{YYYY}/{MM}/{DD}/{unixSec}.jpg         hourly thumbnail
 //	snap/{camera}/{unixMs}.jpg                                    snapshot
@@ -31,7 +32,12 @@ const (
 	PrefixVideos       = "videos/"
 )
 
-const segmentExt = ".mp4"
+const (
+	segmentExt = ".mp4"
+	gapExt     = ".gap"
+	// maxCauseLen bounds the cause of a gap key.
+	maxCauseLen = 32
+)
 
 // maxDurationMs is the longest segment duration a time.Duration holds.
 const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
@@ -67,33 +73,120 @@ func CameraSegmentsPrefix(camera string) string {
 // refuses anything else, including keys whose date path does not match the
 // start time. Refusals wrap ErrInvalidSegmentKey.
 func ParseSegmentKey(key string) (camera string, startMs, durMs int64, err error) {
+	e, err := ParseRecordingKey(key)
+	if err == nil && e.Kind != KindSegment {
+		err = fmt.Errorf("%w: %q: not an %s", ErrInvalidSegmentKey, key, segmentExt)
+	}
+	if err != nil {
+		return "", 0, 0, err
+	}
+	return e.Camera, e.StartMs, e.DurMs, nil
+}
+
+// GapKey returns the key of camera's gap record that starts at start, lasts
+// dur (0 while the gap is open) and has cause (1 to 32 of [a-z_]). The
+// record lives in the hour folder of its start, beside the segments, so
+// listings and retention treat both alike.
+func GapKey(camera string, start time.Time, dur time.Duration, cause string) string {
+	if !ValidCameraID(camera) || !validTime(start) || dur < 0 || !validCause(cause) {
+		return ""
+	}
+	return PrefixRecordings + camera + "/" + hourPath(start) + "/" +
+		strconv.FormatInt(start.UnixMilli(), 10) + "_" + strconv.FormatInt(dur.Milliseconds(), 10) + "_" + cause + gapExt
+}
+
+// ParseGapKey splits a gap record key made by GapKey. Refusals wrap
+// ErrInvalidSegmentKey.
+func ParseGapKey(key string) (camera string, startMs, durMs int64, cause string, err error) {
+	e, err := ParseRecordingKey(key)
+	if err == nil && e.Kind != KindGap {
+		err = fmt.Errorf("%w: %q: not a %s", ErrInvalidSegmentKey, key, gapExt)
+	}
+	if err != nil {
+		return "", 0, 0, "", err
+	}
+	return e.Camera, e.StartMs, e.DurMs, e.Cause, nil
+}
+
+// RecordingKind is the kind of an object under PrefixRecordings.
+type RecordingKind int
+
+// Kinds of recording objects.
+const (
+	// KindSegment is a recording segment (SegmentKey).
+	KindSegment RecordingKind = iota + 1
+	// KindGap is a gap record (GapKey).
+	KindGap
+)
+
+// RecordingEntry is a parsed recording object key.
+type RecordingEntry struct {
+	// Kind is KindSegment or KindGap.
+	Kind RecordingKind
+	// Camera is the camera id.
+	Camera string
+	// StartMs is the start, Unix milliseconds; DurMs the duration in
+	// milliseconds (0 for an open gap).
+	StartMs, DurMs int64
+	// Cause is a gap record's cause, "" for a segment.
+	Cause string
+}
+
+// ParseRecordingKey splits a key made by SegmentKey or GapKey. It refuses
+// anything else, including keys whose date path does not match the start
+// time. Refusals wrap ErrInvalidSegmentKey.
+func ParseRecordingKey(key string) (RecordingEntry, error) {
+	var e RecordingEntry
 	parts := strings.Split(key, "/")
 	if len(parts) != 7 || parts[0]+"/" != PrefixRecordings {
-		return "", 0, 0, fmt.Errorf("%w: %q: not rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{name}", ErrInvalidSegmentKey, key)
+		return e, fmt.Errorf("%w: %q: not rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{name}", ErrInvalidSegmentKey, key)
 	}
-	camera = parts[1]
-	if !ValidCameraID(camera) {
-		return "", 0, 0, fmt.Errorf("%w: %q: bad camera id", ErrInvalidSegmentKey, key)
+	e.Camera = parts[1]
+	if !ValidCameraID(e.Camera) {
+		return e, fmt.Errorf("%w: %q: bad camera id", ErrInvalidSegmentKey, key)
 	}
 	name, ok := strings.CutSuffix(parts[6], segmentExt)
-	if !ok {
-		return "", 0, 0, fmt.Errorf("%w: %q: not an %s", ErrInvalidSegmentKey, key, segmentExt)
+	if ok {
+		e.Kind = KindSegment
+	} else if name, ok = strings.CutSuffix(parts[6], gapExt); ok {
+		e.Kind = KindGap
+		f := strings.SplitN(name, "_", 3)
+		if len(f) != 3 || !validCause(f[2]) {
+			return e, fmt.Errorf("%w: %q: name is not {startMs}_{durMs}_{cause}", ErrInvalidSegmentKey, key)
+		}
+		name, e.Cause = f[0]+"_"+f[1], f[2]
+	} else {
+		return e, fmt.Errorf("%w: %q: not an %s or %s", ErrInvalidSegmentKey, key, segmentExt, gapExt)
 	}
 	startStr, durStr, ok := strings.Cut(name, "_")
 	if !ok {
-		return "", 0, 0, fmt.Errorf("%w: %q: name is not {startMs}_{durMs}", ErrInvalidSegmentKey, key)
+		return e, fmt.Errorf("%w: %q: name is not {startMs}_{durMs}", ErrInvalidSegmentKey, key)
 	}
-	if startMs, ok = parseCanonical(startStr); !ok {
-		return "", 0, 0, fmt.Errorf("%w: %q: bad start", ErrInvalidSegmentKey, key)
+	if e.StartMs, ok = parseCanonical(startStr); !ok {
+		return e, fmt.Errorf("%w: %q: bad start", ErrInvalidSegmentKey, key)
 	}
-	if durMs, ok = parseCanonical(durStr); !ok || durMs > maxDurationMs {
-		return "", 0, 0, fmt.Errorf("%w: %q: bad duration", ErrInvalidSegmentKey, key)
+	if e.DurMs, ok = parseCanonical(durStr); !ok || e.DurMs > maxDurationMs {
+		return e, fmt.Errorf("%w: %q: bad duration", ErrInvalidSegmentKey, key)
 	}
-	start := time.UnixMilli(startMs)
+	start := time.UnixMilli(e.StartMs)
 	if !validTime(start) || strings.Join(parts[2:6], "/") != hourPath(start) {
-		return "", 0, 0, fmt.Errorf("%w: %q: date path does not match start", ErrInvalidSegmentKey, key)
+		return e, fmt.Errorf("%w: %q: date path does not match start", ErrInvalidSegmentKey, key)
 	}
-	return camera, startMs, durMs, nil
+	return e, nil
+}
+
+// validCause reports whether c is 1 to 32 characters of [a-z_] (a gap
+// record's cause, a status.Cause).
+func validCause(c string) bool {
+	if c == "" || len(c) > maxCauseLen {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if (c[i] < 'a' || c[i] > 'z') && c[i] != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // MinuteThumbKey returns the key of camera's minute thumbnail taken at t.

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,6 +122,88 @@ func FuzzParseSegmentKey(f *testing.F) {
 		rebuilt := storage.SegmentKey(camera, time.UnixMilli(start), time.Duration(dur)*time.Millisecond)
 		if rebuilt != key {
 			t.Fatalf("ParseSegmentKey(%q) = %q, %d, %d, which builds %q", key, camera, start, dur, rebuilt)
+		}
+		if err := storage.ValidateKey(key); err != nil {
+			t.Fatalf("parsed key %q is not valid: %v", key, err)
+		}
+	})
+}
+
+func TestGapKey(t *testing.T) {
+	start := time.UnixMilli(1714979289123)
+	for _, tc := range []struct {
+		name, camera, cause string
+		dur                 time.Duration
+		want                string
+	}{
+		{"closed", "cam-1", "camera_offline", 4500 * time.Millisecond, "rec/cam-1/2024/05/06/07/1714979289123_4500_camera_offline.gap"},
+		{"open", "cam-1", "node_crash", 0, "rec/cam-1/2024/05/06/07/1714979289123_0_node_crash.gap"},
+		{"bad cause", "cam-1", "Camera", time.Second, ""},
+		{"cause with digit", "cam-1", "cause1", time.Second, ""},
+		{"empty cause", "cam-1", "", time.Second, ""},
+		{"long cause", "cam-1", strings.Repeat("a", 33), time.Second, ""},
+		{"bad camera", "../x", "rtp_loss", time.Second, ""},
+		{"negative", "cam-1", "rtp_loss", -time.Second, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := storage.GapKey(tc.camera, start, tc.dur, tc.cause)
+			if got != tc.want {
+				t.Fatalf("GapKey = %q, want %q", got, tc.want)
+			}
+			if got == "" {
+				return
+			}
+			cam, s, d, cause, err := storage.ParseGapKey(got)
+			if err != nil || cam != tc.camera || s != start.UnixMilli() || d != tc.dur.Milliseconds() || cause != tc.cause {
+				t.Fatalf("ParseGapKey(%q) = %q %d %d %q %v", got, cam, s, d, cause, err)
+			}
+			if _, _, _, err := storage.ParseSegmentKey(got); !errors.Is(err, storage.ErrInvalidSegmentKey) {
+				t.Fatalf("ParseSegmentKey accepted the gap key %q", got)
+			}
+			if !strings.HasPrefix(got, storage.SegmentPrefix(tc.camera, start)) {
+				t.Fatalf("gap key %q is not in the hour folder of its segments", got)
+			}
+		})
+	}
+	seg := storage.SegmentKey("cam-1", start, time.Second)
+	if _, _, _, _, err := storage.ParseGapKey(seg); !errors.Is(err, storage.ErrInvalidSegmentKey) {
+		t.Fatalf("ParseGapKey accepted the segment key %q", seg)
+	}
+	for _, bad := range []string{
+		"rec/c/2024/05/06/07/1714979289123_10.gap",
+		"rec/c/2024/05/06/07/1714979289123_10_.gap",
+		"rec/c/2024/05/06/07/1714979289123_10_A.gap",
+		"rec/c/2024/05/06/08/1714979289123_10_rtp_loss.gap",
+		"rec/c/2024/05/06/07/1714979289123_010_rtp_loss.gap",
+	} {
+		if _, err := storage.ParseRecordingKey(bad); !errors.Is(err, storage.ErrInvalidSegmentKey) {
+			t.Errorf("ParseRecordingKey(%q) err = %v", bad, err)
+		}
+	}
+}
+
+func FuzzParseRecordingKey(f *testing.F) {
+	for _, tc := range parseCases {
+		f.Add(tc.key)
+	}
+	f.Add("rec/cam-1/2024/05/06/07/1714979289123_4500_camera_offline.gap")
+	f.Add("rec/cam-1/2024/05/06/07/1714979289123_0_node_crash.gap")
+	f.Fuzz(func(t *testing.T, key string) {
+		e, err := storage.ParseRecordingKey(key)
+		if err != nil {
+			if !errors.Is(err, storage.ErrInvalidSegmentKey) {
+				t.Fatalf("error %v does not wrap ErrInvalidSegmentKey", err)
+			}
+			return
+		}
+		// Whatever parses is exactly what SegmentKey or GapKey builds.
+		start, dur := time.UnixMilli(e.StartMs), time.Duration(e.DurMs)*time.Millisecond
+		rebuilt := storage.SegmentKey(e.Camera, start, dur)
+		if e.Kind == storage.KindGap {
+			rebuilt = storage.GapKey(e.Camera, start, dur, e.Cause)
+		}
+		if rebuilt != key {
+			t.Fatalf("ParseRecordingKey(%q) = %+v, which builds %q", key, e, rebuilt)
 		}
 		if err := storage.ValidateKey(key); err != nil {
 			t.Fatalf("parsed key %q is not valid: %v", key, err)

@@ -15,8 +15,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/app"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
+	"github.com/vigia/vigia/segmenter"
 )
 
 const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM --to TO --out FILE.mp4 (FROM and TO: Unix milliseconds or RFC 3339)"
@@ -69,6 +71,8 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	clip, err := export.Build(ctx, store, export.Request{Camera: own["camera"], Start: from, End: to}, export.Options{
 		MaxRange: time.Duration(cfg.Export.MaxRange),
 		Progress: bar.update,
+		Catalogue: catalogue.New(catalogue.Config{Store: store,
+			MaxSegment: segmenter.MaxSegmentDuration(time.Duration(cfg.Recording.SegmentDuration))}),
 	})
 	bar.done()
 	if err != nil {

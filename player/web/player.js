@@ -1,7 +1,9 @@
 // Vigia camera player: live (WebRTC when the live URL is a WHEP address,
-// live-webrtc.js, else or as fallback hls.js on the live playlist) and recorded
-// playback (hls.js on a VOD playlist of the timeline's window), a timeline
-// of recorded segments and highlight ranges, and a click on it to seek.
+// live-webrtc.js, else or as fallback hls.js on the live playlist) and
+// recorded playback (hls.js on a VOD playlist around the playing time), the
+// timeline of web/timeline.js (window.VigiaTimeline: recorded spans, gaps
+// by cause, events, highlight ranges, thumbnails while scrubbing), a click
+// on it to seek, and its window moved or zoomed from 10 minutes to 7 days.
 // Configuration comes from the JSON block #vigia-config; nothing here
 // writes HTML from data (textContent and style properties only).
 (function () {
@@ -12,14 +14,18 @@
   var timeline = $('timeline'), cursor = $('tl-cursor');
   var skew = cfg.nowMs - Date.now(); // server time minus local time
   var W = cfg.windowMs;
+  // Windows of the zoom buttons; the query's (10 min, 1 h, 24 h) is one.
+  var WINDOWS = [600000, 3600000, 86400000, 3 * 86400000, 7 * 86400000];
+  // Recorded playback loads the playlist of this much before and after
+  // the time asked for (within the window or not), then the next.
+  var PLAY_BEFORE = 10 * 60000, PLAY_AFTER = 2 * 3600000;
   var st = {
     mode: cfg.live ? 'live' : 'recorded',
     hls: null,
     rtc: null,        // live WebRTC session (vigiaWebRTC.play)
     frags: [],        // recorded playback: {start (s, playlist time), dur (s), pdt (ms)}
-    segs: [],         // timeline: recorded spans {s, e} (ms) of the window
     winStart: 0, winEnd: 0,
-    pendingSeekMs: null,
+    playFrom: 0, playTo: 0, // the range of the playlist loaded
     gen: 0,
   };
 
@@ -58,6 +64,11 @@
   }
 
   // ---- timeline ----
+  var tl = window.VigiaTimeline({
+    el: timeline, cfg: cfg, fmtTime: fmtTime,
+    onSeek: function (ms) { seekWall(ms); },
+  });
+
   function setWindowAround(ms) {
     var end = Math.min(now(), ms + W / 2);
     st.winEnd = end;
@@ -66,52 +77,25 @@
 
   function pct(ms) { return ((ms - st.winStart) / W) * 100; }
 
-  function drawSpans(container, cls, spans) {
-    container.textContent = '';
-    spans.forEach(function (sp) {
-      var s = Math.max(sp.s, st.winStart), e = Math.min(sp.e, st.winEnd);
-      if (e < s || e < st.winStart || s > st.winEnd) { return; }
-      var el = document.createElement('div');
-      el.className = cls;
-      el.style.left = pct(s) + '%';
-      el.style.width = Math.max(0, pct(e) - pct(s)) + '%';
-      if (sp.color) { el.style.backgroundColor = sp.color; }
-      el.dataset.start = String(sp.s);
-      el.dataset.end = String(sp.e);
-      el.title = fmtTime(sp.s, true) + ' – ' + fmtTime(sp.e, true);
-      container.appendChild(el);
-    });
+  function windowLabel() {
+    if (W >= 2 * 86400000) { return (W / 86400000) + ' d'; }
+    return W >= 3600000 ? (W / 3600000) + ' h' : (W / 60000) + ' min';
   }
 
   function drawTimeline() {
-    var spans = [];
-    st.segs.forEach(function (sg) {
-      var last = spans[spans.length - 1];
-      if (last && sg.s - last.e <= 50) { last.e = Math.max(last.e, sg.e); } else { spans.push({ s: sg.s, e: sg.e }); }
-    });
-    drawSpans($('tl-recorded'), 'tl-rec', spans);
-    drawSpans($('tl-ranges'), 'tl-range', cfg.ranges.map(function (r) {
-      return { s: r.startMs, e: r.endMs, color: r.color };
-    }));
+    tl.setWindow(st.winStart, st.winEnd);
+    tl.draw();
     var day = W > 3600 * 1000;
     $('tl-from').textContent = fmtTime(st.winStart, day);
     $('tl-mid').textContent = fmtTime(st.winStart + W / 2, day);
     $('tl-to').textContent = fmtTime(st.winEnd, day);
-    timeline.dataset.from = String(Math.round(st.winStart));
-    timeline.dataset.to = String(Math.round(st.winEnd));
-    $('window-label').textContent = W >= 86400000 ? '24 h' : W >= 3600000 ? '1 h' : '10 min';
+    $('window-label').textContent = windowLabel();
     updateCursor();
   }
 
   function loadTimeline() {
-    var gen = st.gen;
-    return fetch(vodURL(st.winStart, st.winEnd), { credentials: 'same-origin' }).then(function (r) {
-      return r.ok ? r.text() : '';
-    }).then(function (text) {
-      if (gen !== st.gen) { return; }
-      st.segs = parsePlaylist(text).map(function (f) { return { s: f.pdt, e: f.pdt + f.dur * 1000 }; });
-      drawTimeline();
-    }).catch(function () { drawTimeline(); });
+    drawTimeline();
+    return tl.load();
   }
 
   // ---- position mapping ----
@@ -156,6 +140,12 @@
     clock.dataset.ms = String(Math.round(ms));
     clock.textContent = fmtTime(ms, true);
     var p = pct(ms);
+    if (st.mode === 'recorded' && p > 100 && !video.paused) {
+      // Playback left the window: the window follows it.
+      setWindowAround(ms + W / 2 - W / 10);
+      loadTimeline();
+      p = pct(ms);
+    }
     cursor.hidden = p < 0 || p > 100;
     cursor.style.left = p + '%';
   }
@@ -311,14 +301,27 @@
     say(st.mode === 'live' ? 'Live video failed to load.' : 'The recording failed to load.');
   }
 
-  function goRecorded(ms) {
+  // goRecorded plays the recordings from ms: the playlist of
+  // [ms - PLAY_BEFORE, ms + PLAY_AFTER] (up to now); with keepWindow the
+  // timeline's window stays where it is when ms lies in it.
+  function goRecorded(ms, keepWindow) {
     stop();
     setMode('recorded');
-    setWindowAround(ms);
+    if (!keepWindow || ms < st.winStart || ms > st.winEnd) {
+      setWindowAround(ms);
+      loadTimeline();
+    }
     var gen = st.gen;
     setState('loading');
     say('');
-    var url = vodURL(st.winStart, st.winEnd);
+    st.playFrom = ms - PLAY_BEFORE;
+    st.playTo = Math.min(now(), ms + PLAY_AFTER);
+    if (st.playTo <= st.playFrom) { st.playTo = st.playFrom + 1000; }
+    var url = vodURL(st.playFrom, st.playTo);
+    var kind = usable();
+    if (!kind) { noPlayer(); return; }
+    if (kind === 'hls') { playRecordedHls(url, ms, gen); return; }
+    // Native HLS: the playlist is read first, to find where ms lies in it.
     fetch(url, { credentials: 'same-origin' }).then(function (r) {
       if (r.status === 404) { return null; }
       if (!r.ok) { throw new Error('status ' + r.status); }
@@ -326,44 +329,16 @@
     }).then(function (text) {
       if (gen !== st.gen) { return; }
       var frags = text ? parsePlaylist(text) : [];
-      st.segs = frags.map(function (f) { return { s: f.pdt, e: f.pdt + f.dur * 1000 }; });
-      drawTimeline();
-      if (!frags.length) {
-        setState('no-recordings');
-        say('No recordings in this period.');
-        return;
-      }
+      if (!frags.length) { noRecordings(); return; }
       st.frags = frags;
-      var kind = usable();
-      if (!kind) { noPlayer(); return; }
       var pos = posForWall(ms);
       if (pos === null) { pos = frags[frags.length - 1].start; }
-      if (kind === 'native') {
-        video.src = url;
-        video.addEventListener('loadedmetadata', function once() {
-          video.removeEventListener('loadedmetadata', once);
-          video.currentTime = pos;
-          play();
-        });
-        setState('recorded');
-        return;
-      }
-      var hls = new window.Hls({ autoStartLoad: false, maxBufferLength: 30 });
-      st.hls = hls;
-      hls.on(window.Hls.Events.ERROR, onHlsError);
-      hls.on(window.Hls.Events.LEVEL_LOADED, function () {
-        var hf = fragsFromHls();
-        if (hf && hf.length) { st.frags = hf; }
-        var p = posForWall(ms);
-        hls.startLoad(p === null ? pos : p);
+      video.src = url;
+      video.addEventListener('loadedmetadata', function once() {
+        video.removeEventListener('loadedmetadata', once);
+        video.currentTime = pos;
+        play();
       });
-      hls.on(window.Hls.Events.LEVEL_UPDATED, function () {
-        var hf = fragsFromHls();
-        if (hf && hf.length) { st.frags = hf; }
-      });
-      hls.on(window.Hls.Events.MANIFEST_PARSED, play);
-      hls.loadSource(url);
-      hls.attachMedia(video);
       setState('recorded');
     }).catch(function () {
       if (gen !== st.gen) { return; }
@@ -372,13 +347,57 @@
     });
   }
 
+  function noRecordings() {
+    setState('no-recordings');
+    say('No recordings in this period.');
+  }
+
+  // playRecordedHls plays url with hls.js from the wall-clock time ms: the
+  // playlist is loaded once, by hls.js, which starts loading at ms's
+  // position as soon as it has it.
+  function playRecordedHls(url, ms, gen) {
+    var hls = new window.Hls({ autoStartLoad: false, maxBufferLength: 30 });
+    st.hls = hls;
+    hls.on(window.Hls.Events.ERROR, function (ev, data) {
+      if (gen !== st.gen) { return; }
+      var r = data && data.response;
+      if (data && data.details === window.Hls.ErrorDetails.MANIFEST_LOAD_ERROR && r && r.code === 404) {
+        setTimeout(function () { if (gen === st.gen) { stop(); noRecordings(); } }, 0);
+        return;
+      }
+      if (data && data.fatal && data.details === window.Hls.ErrorDetails.MANIFEST_LOAD_ERROR) {
+        setState('error');
+        say('The recordings could not be listed.');
+        return;
+      }
+      onHlsError(ev, data);
+    });
+    hls.on(window.Hls.Events.LEVEL_LOADED, function () {
+      var hf = fragsFromHls();
+      if (!hf || !hf.length) { setTimeout(function () { if (gen === st.gen) { stop(); noRecordings(); } }, 0); return; }
+      st.frags = hf;
+      var p = posForWall(ms);
+      hls.startLoad(p === null ? hf[hf.length - 1].start : p);
+    });
+    hls.on(window.Hls.Events.LEVEL_UPDATED, function () {
+      var hf = fragsFromHls();
+      if (hf && hf.length) { st.frags = hf; }
+    });
+    hls.on(window.Hls.Events.MANIFEST_PARSED, play);
+    hls.loadSource(url);
+    hls.attachMedia(video);
+    setState('recorded');
+  }
+
   function seekWall(ms) {
     if (ms >= now() - 5000 && cfg.liveUrl) { goLive(); return; }
-    if (st.mode === 'recorded' && st.frags.length && ms >= st.winStart && ms <= st.winEnd) {
+    body.dataset.seekMs = String(Math.round(ms));
+    body.dataset.seekAt = String(Date.now());
+    if (st.mode === 'recorded' && st.frags.length && ms >= st.playFrom && ms <= st.playTo) {
       var pos = posForWall(ms);
       if (pos !== null) { video.currentTime = pos; play(); updateCursor(); return; }
     }
-    goRecorded(ms);
+    goRecorded(ms, true);
   }
 
   // ---- controls ----
@@ -399,19 +418,28 @@
   video.addEventListener('pause', function () { $('play').textContent = 'Play'; });
   $('live').addEventListener('click', goLive);
   $('prev').addEventListener('click', function () {
-    st.winEnd -= W; st.winStart -= W; st.gen++; loadTimeline();
+    st.winEnd -= W; st.winStart -= W; loadTimeline();
   });
   $('next').addEventListener('click', function () {
-    st.winEnd = Math.min(now(), st.winEnd + W); st.winStart = st.winEnd - W; st.gen++; loadTimeline();
+    st.winEnd = Math.min(now(), st.winEnd + W); st.winStart = st.winEnd - W; loadTimeline();
   });
+  // zoom keeps the middle of the window where it is (and the window's end
+  // no later than now).
+  function zoom(dir) {
+    var i = WINDOWS.indexOf(W);
+    if (i < 0) { i = 2; }
+    var next = WINDOWS[Math.max(0, Math.min(WINDOWS.length - 1, i + dir))];
+    if (next === W) { return; }
+    var mid = st.winStart + W / 2;
+    W = next;
+    setWindowAround(mid);
+    loadTimeline();
+  }
+  $('zoom-in').addEventListener('click', function () { zoom(-1); });
+  $('zoom-out').addEventListener('click', function () { zoom(1); });
   $('fullscreen').addEventListener('click', function () {
     var el = $('player');
     if (document.fullscreenElement) { document.exitFullscreen(); } else if (el.requestFullscreen) { el.requestFullscreen(); }
-  });
-  timeline.addEventListener('click', function (ev) {
-    var r = timeline.getBoundingClientRect();
-    if (r.width <= 0) { return; }
-    seekWall(st.winStart + ((ev.clientX - r.left) / r.width) * W);
   });
   video.addEventListener('timeupdate', updateCursor);
   video.addEventListener('error', function () {
@@ -419,16 +447,19 @@
     // the newest URL.
     if (st.mode === 'live' && !st.hls && !st.rtc && cfg.liveUrl && usable() === 'native') { playLiveHLS(); }
   });
-  video.addEventListener('playing', function () { body.dataset.playing = '1'; });
+  video.addEventListener('playing', function () {
+    body.dataset.playing = '1';
+    if (body.dataset.seekAt) { body.dataset.seekToPlayingMs = String(Date.now() - Number(body.dataset.seekAt)); }
+  });
   video.addEventListener('ended', function () {
     if (st.mode !== 'recorded') { return; }
-    if (st.winEnd < now() - 5000) { goRecorded(st.winEnd); } else if (cfg.liveUrl) { goLive(); }
+    if (st.playTo < now() - 5000) { goRecorded(st.playTo, true); } else if (cfg.liveUrl) { goLive(); }
   });
   setInterval(function () {
     if (st.mode === 'live') { setWindowAround(now()); loadTimeline(); }
   }, 60000);
 
-  window.vigiaPlayer = { seekWall: seekWall, goLive: goLive, goRecorded: goRecorded, wall: currentWall };
+  window.vigiaPlayer = { seekWall: seekWall, goLive: goLive, goRecorded: goRecorded, wall: currentWall, zoom: zoom, timeline: tl };
   body.dataset.liveExp = String(liveExpMs(cfg.liveUrl));
   scheduleRenew();
   if (cfg.live) { goLive(); } else { goRecorded(cfg.startMs); }

@@ -1,0 +1,44 @@
+//go:build cgo
+
+package app
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// A recorded camera gets its completeness in its status record, in
+// vigia_camera_recorded_ratio, and in the cluster's figure of the page.
+func TestCompletenessPublished(t *testing.T) {
+	a, cam := recorderApp(t)
+	waitFor(t, 60*time.Second, "the completeness of the camera", func() bool {
+		a.completeness.update()
+		_, ok := a.recorded(cam)
+		return ok
+	})
+	r, _ := a.recorded(cam)
+	// Judged from when the node began tracking the camera, which includes
+	// its connection: most of the window, not all of it.
+	if r.Hour < 0.5 || r.Hour > 1 || r.Day != r.Hour {
+		t.Errorf("completeness %+v of a camera recording since it started", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	waitFor(t, 10*time.Second, "the status record with its completeness", func() bool {
+		st, ok, err := a.bus.GetStatus(ctx, cam)
+		return err == nil && ok && st.Recorded != nil && st.Recorded.Hour == r.Hour
+	})
+	var m dto.Metric
+	if err := a.metrics.RecordedRatio.WithLabelValues(cam, "1h").Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetGauge().GetValue(); got != r.Hour {
+		t.Errorf("vigia_camera_recorded_ratio{window=1h} = %v, want %v", got, r.Hour)
+	}
+	if c := a.clusterCompleteness(ctx); c == nil || c.Cameras != 1 || c.Hour != percent(r.Hour) {
+		t.Errorf("cluster figure %+v, want one camera at %s", c, percent(r.Hour))
+	}
+}
