@@ -74,6 +74,11 @@ func MinIO(t testing.TB) *MinIOServer {
 	return nil
 }
 
+// DataDir returns the server's data directory. A benchmark that needs many
+// objects may fill a bucket's folder there itself (MinIO reads objects
+// written by other means, e.g. copies of one object's xl.meta).
+func (s *MinIOServer) DataDir() string { return s.dir }
+
 // URL returns the S3 endpoint as an http URL.
 func (s *MinIOServer) URL() string { return "http://" + s.Endpoint }
 
