@@ -3,6 +3,7 @@ package synth
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -120,10 +121,34 @@ type Fleet struct {
 	stats fleetCounters
 }
 
-// fleetCamera is one path of the fleet.
+// fleetCamera is one path of the fleet. Its timeline runs from the
+// fleet's start whether anyone reads it or not: its frame k is due at
+// phase + k frame intervals after the fleet's epoch, shows frame pos0 + k
+// of the clip and carries k in its mark (FrameMark). Each camera has its
+// own phase and place in the clip, so that the frames and keyframes of
+// many cameras do not come together.
 type fleetCamera struct {
 	path  string
 	clips *fleetClips
+	phase time.Duration
+	pos0  int
+}
+
+// frameDue returns when frame k of c is due, since the fleet's epoch.
+func (c *fleetCamera) frameDue(k int64) time.Duration {
+	return c.phase + frameTime(k, c.clips.clip.FPS)
+}
+
+// frameAt returns the first frame of c due at or after t.
+func (c *fleetCamera) frameAt(t time.Duration) int64 {
+	k := max(int64(float64(t-c.phase)*c.clips.clip.FPS/float64(time.Second)), 0)
+	for k > 0 && c.frameDue(k-1) >= t {
+		k--
+	}
+	for c.frameDue(k) < t {
+		k++
+	}
+	return k
 }
 
 // fleetCounters are the fleet's counters (FleetStats).
@@ -134,6 +159,7 @@ type fleetCounters struct {
 	bytes        atomic.Uint64
 	dropped      atomic.Uint64
 	late         atomic.Uint64
+	skipped      atomic.Uint64
 	reports      atomic.Uint64
 	requests     atomic.Uint64
 	badRequests  atomic.Uint64
@@ -156,9 +182,11 @@ type FleetStats struct {
 	Dropped uint64 `json:"dropped"`
 
 	// Late counts the times a session's schedule was more than a second
-	// behind (the fleet did not get the CPU it needed) and was moved to
-	// the present, leaving a gap in the pacing but not in the timestamps.
-	Late uint64 `json:"late"`
+	// behind (the fleet did not get the CPU it needed) and went on from the
+	// present; Skipped the video frames it did not send because of it
+	// (missing from what the reader stores, but not the reader's loss).
+	Late    uint64 `json:"late"`
+	Skipped uint64 `json:"skipped"`
 
 	// SenderReports is the RTCP sender reports sent.
 	SenderReports uint64 `json:"sender_reports"`
@@ -225,7 +253,12 @@ func (f *Fleet) prepare() error {
 			}
 			byCodec[codec] = clips
 		}
-		f.cameras = append(f.cameras, &fleetCamera{path: "cam-" + strconv.Itoa(i), clips: clips})
+		f.cameras = append(f.cameras, &fleetCamera{
+			path:  "cam-" + strconv.Itoa(i),
+			clips: clips,
+			phase: time.Duration(rand.Int64N(int64(frameTime(1, clips.clip.FPS)))),
+			pos0:  rand.IntN(len(clips.video.frames)),
+		})
 	}
 	return nil
 }
@@ -277,6 +310,7 @@ func (f *Fleet) Stats() FleetStats {
 		Bytes:         c.bytes.Load(),
 		Dropped:       c.dropped.Load(),
 		Late:          c.late.Load(),
+		Skipped:       c.skipped.Load(),
 		SenderReports: c.reports.Load(),
 		Requests:      c.requests.Load(),
 		BadRequests:   c.badRequests.Load(),

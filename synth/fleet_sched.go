@@ -12,6 +12,7 @@ import (
 type fleetScratch struct {
 	bufs [][]byte
 	sr   [2 * (interleavedHeaderSize + senderReportSize)]byte
+	mark [interleavedHeaderSize + rtpHeaderSize + maxMarkNALSize]byte
 	iov  fleetIovecs
 }
 
@@ -61,9 +62,9 @@ func (f *Fleet) schedule() {
 	}
 }
 
-// start begins the media of a session that answered PLAY: from a random
-// frame of the clip, at a random phase of the frame interval. It reports
-// false when the session ended meanwhile or set up no video.
+// start begins the media of a session that answered PLAY at the camera's
+// next frame. It reports false when the session ended meanwhile or set up
+// no video.
 func (s *fleetSession) start(now time.Duration) bool {
 	s.mu.Lock()
 	if s.closed.Load() || !s.video.set {
@@ -75,12 +76,11 @@ func (s *fleetSession) start(now time.Duration) bool {
 	s.f.stats.sessions.Add(1)
 	s.f.stats.sessionsEver.Add(1)
 	clips := s.cam.clips
-	s.vpos = rand.IntN(len(clips.video.frames))
-	s.base = now + time.Duration(rand.Int64N(int64(frameTime(1, clips.clip.FPS))))
-	s.due, s.k = s.base, 0
+	s.k = s.cam.frameAt(now)
+	s.k0, s.due = s.k, s.cam.frameDue(s.k)
 	if s.audio.set {
 		s.apos = rand.IntN(len(clips.audio.frames))
-		s.abase, s.ak = s.base, 0
+		s.abase, s.ak = s.due, 0
 	}
 	return true
 }
@@ -90,14 +90,17 @@ func frameTime(k int64, fps float64) time.Duration {
 	return time.Duration(math.Round(float64(k) * float64(time.Second) / fps))
 }
 
-// step writes the video frame of s due now, the audio frames due up to it
-// and, when their time has come, sender reports, in one vectored write.
+// step writes the video frame of s due now (its mark, then the frame),
+// the audio frames due up to it and, when their time has come, sender
+// reports, in one vectored write.
 func (f *Fleet) step(s *fleetSession, now time.Duration, sc *fleetScratch) {
 	clips := s.cam.clips
 	if now-s.due > maxLag {
-		s.base, s.k, s.due = now, 0, now
-		s.abase, s.ak = now, 0
+		k := s.cam.frameAt(now)
 		f.stats.late.Add(1)
+		f.stats.skipped.Add(uint64(k - s.k))
+		s.k, s.due = k, s.cam.frameDue(k)
+		s.abase, s.ak = s.due, 0
 	}
 	due := s.due
 	bufs := sc.bufs[:0]
@@ -121,11 +124,12 @@ func (f *Fleet) step(s *fleetSession, now time.Duration, sc *fleetScratch) {
 			s.apos = (s.apos + 1) % len(clips.audio.frames)
 		}
 	}
-	fr := &clips.video.frames[s.vpos]
-	ts := s.video.ts0 + uint32(int64(math.Round(float64(s.vn)*videoClockRate/clips.clip.FPS)))
+	fr := &clips.video.frames[(int64(s.cam.pos0)+s.k)%int64(len(clips.video.frames))]
+	ts := s.video.ts0 + uint32(int64(math.Round(float64(s.k-s.k0)*videoClockRate/clips.clip.FPS)))
+	mark := s.markPacket(sc, ts, uint64(s.k))
 	s.video.seq = fr.stamp(s.video.channel, s.video.seq, ts, s.video.ssrc)
 	s.video.lastTS, s.video.lastAt = ts, due
-	bufs = append(bufs, fr.buf)
+	bufs = append(bufs, mark, fr.buf)
 	reports := 0
 	if !s.srSent || due-s.lastSR >= f.cfg.SenderReportEvery {
 		s.lastSR, s.srSent = due, true
@@ -136,10 +140,8 @@ func (f *Fleet) step(s *fleetSession, now time.Duration, sc *fleetScratch) {
 	s.mu.Unlock()
 	clear(bufs)
 	sc.bufs = bufs[:0]
-	s.vn++
 	s.k++
-	s.vpos = (s.vpos + 1) % len(clips.video.frames)
-	s.due = s.base + frameTime(s.k, clips.clip.FPS)
+	s.due = s.cam.frameDue(s.k)
 	if err != nil {
 		s.close()
 		return
@@ -151,10 +153,24 @@ func (f *Fleet) step(s *fleetSession, now time.Duration, sc *fleetScratch) {
 	}
 	f.stats.frames.Add(1)
 	f.stats.reports.Add(uint64(reports))
-	s.video.packets += uint32(len(fr.packets))
-	s.video.octets += fr.payload
+	s.video.packets += uint32(len(fr.packets)) + 1
+	s.video.octets += fr.payload + uint32(len(mark)-interleavedHeaderSize-rtpHeaderSize)
 	s.audio.packets += aPackets
 	s.audio.octets += aOctets
+}
+
+// markPacket writes into sc the RTP packet of the mark of frame k (an SEI
+// NAL unit of its own, before the frame's packets, with its timestamp)
+// and returns it.
+func (s *fleetSession) markPacket(sc *fleetScratch, ts uint32, k uint64) []byte {
+	b := append(sc.mark[:0], '$', s.video.channel, 0, 0, 0x80, videoPayloadType)
+	b = binary.BigEndian.AppendUint16(b, s.video.seq)
+	b = binary.BigEndian.AppendUint32(b, ts)
+	b = binary.BigEndian.AppendUint32(b, s.video.ssrc)
+	b = appendMark(b, s.cam.clips.codec, k)
+	binary.BigEndian.PutUint16(b[2:], uint16(len(b)-interleavedHeaderSize))
+	s.video.seq++
+	return b
 }
 
 // senderReports appends the sender report of each track to bufs, with the
@@ -162,7 +178,7 @@ func (f *Fleet) step(s *fleetSession, now time.Duration, sc *fleetScratch) {
 // written into sc, which stays valid until the write is done.
 func (s *fleetSession) senderReports(sc *fleetScratch, bufs [][]byte, fr *wireFrame, aPackets, aOctets uint32) ([][]byte, int) {
 	b := sc.sr[:0]
-	b = appendSenderReport(b, &s.video, s.f.epoch, uint32(len(fr.packets)), fr.payload)
+	b = appendSenderReport(b, &s.video, s.f.epoch, uint32(len(fr.packets))+1, fr.payload)
 	n := 1
 	if s.audio.set && s.audio.packets+aPackets > 0 {
 		b = appendSenderReport(b, &s.audio, s.f.epoch, aPackets, aOctets)

@@ -49,10 +49,8 @@ type fleetSession struct {
 	// The scheduler's, once playing (fleet_sched.go). Times are since
 	// the fleet's epoch.
 	due     time.Duration // when the next video frame is due
-	base    time.Duration // due time of video frame k = base + k × interval
-	k       int64         // video frames since base
-	vn      int64         // video frames since the session started (timestamps)
-	vpos    int           // next video frame in the clip
+	k       int64         // the next video frame on the camera's timeline
+	k0      int64         // the first frame of the session (timestamps count from it)
 	abase   time.Duration // due time of audio frame ak = abase + ak × 1024 / rate
 	ak      int64
 	an      int64 // audio frames since the session started (timestamps)
