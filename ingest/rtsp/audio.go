@@ -52,6 +52,6 @@ func (a *aacTrack) packet(p *rtpPacket, now time.Time) {
 			return // before the first video frame
 		}
 		// The decoder's units point into the read buffer: each gets a copy.
-		a.r.deliver(&media.Unit{Track: a.idx, PTS: pts, DTS: pts, Time: wall, Payload: append([]byte(nil), au...)})
+		a.r.deliver(&media.Unit{Track: a.idx, PTS: pts, DTS: pts, Time: wall, Payload: append([]byte(nil), au...)}, now)
 	}
 }

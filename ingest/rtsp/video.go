@@ -152,5 +152,5 @@ func (v *videoTrack) unit(au [][]byte, ts uint32, buf *media.Buffer) {
 	}
 	pts, dts, wall := r.videoTimes(pt, d, v.now)
 	v.delivered = true
-	r.deliver(&media.Unit{Track: v.idx, PTS: pts, DTS: dts, Time: wall, Key: key, Gap: gap, NALUs: au, Buf: buf})
+	r.deliver(&media.Unit{Track: v.idx, PTS: pts, DTS: dts, Time: wall, Key: key, Gap: gap, NALUs: au, Buf: buf}, v.now)
 }
