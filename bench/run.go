@@ -120,6 +120,9 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		}
 	}
 	recordStart := time.Now()
+	if err := r.waitOnline(ctx, cameras); err != nil {
+		return nil, err
+	}
 	for i := range o.FFmpegSample {
 		f, err := startFFmpeg(o.FFmpeg, r.synth.urls[i], filepath.Join(r.dir, "ffmpeg", cameras[i]), o.Segment)
 		if err != nil {
@@ -258,6 +261,7 @@ func (r *run) startRecorder(ctx context.Context) error {
 	}
 	cfg.Recording.SegmentDuration = config.Duration(r.o.Segment)
 	cfg.Motion.Enabled = r.o.Motion
+	cfg.Ingest.ConnectRate = benchConnectRate(r.o.Cameras, cfg.Ingest.ConnectRate)
 	if r.o.SpoolSync != "" {
 		cfg.Recording.SpoolSync = r.o.SpoolSync
 	}
