@@ -19,6 +19,7 @@ type item struct {
 	tracks []*media.Track // a new run's tracks, for the pipeline goroutine itself
 	run    *sourceRun     // the run the unit belongs to
 	unit   *media.Unit
+	size   int  // the unit's bytes, counted in the recorder's QueueBytes
 	gap    bool // units were lost before this keyframe
 }
 
@@ -62,15 +63,17 @@ func (p *pipeline) Tracks(tracks []*media.Track) error {
 	return nil
 }
 
-// Unit implements ingest.Sink. It never blocks: when the queue is full the
-// unit is dropped and counted, and video resumes at the next keyframe with a
+// Unit implements ingest.Sink. It never blocks: when the queue is full, or
+// the queues of all cameras hold the recorder's QueueBytes, the unit is
+// dropped and counted, and video resumes at the next keyframe with a
 // discontinuity so that no segment holds undecodable frames.
 func (p *pipeline) Unit(u *media.Unit) {
 	m := p.o.r.cfg.Metrics
 	run := p.cur.Load()
+	size := u.Size()
 	if m != nil {
 		m.FramesReceived.Inc()
-		m.BytesReceived.Add(float64(u.Size()))
+		m.BytesReceived.Add(float64(size))
 	}
 	if run == nil || u.Track < 0 || u.Track >= len(run.tracks) {
 		p.o.dropped("no_params")
@@ -87,17 +90,22 @@ func (p *pipeline) Unit(u *media.Unit) {
 		}
 		gap = true
 	}
-	select {
-	case p.ch <- item{run: run, unit: u, gap: gap}:
-		if gap {
-			p.skipping.Store(false)
+	queued := &p.o.r.queued
+	if queued.Add(int64(size)) <= p.o.r.cfg.QueueBytes {
+		select {
+		case p.ch <- item{run: run, unit: u, size: size, gap: gap}:
+			if gap {
+				p.skipping.Store(false)
+			}
+			return
+		default:
 		}
-	default:
-		p.o.dropped("queue_full")
-		u.Release()
-		if video {
-			p.skipping.Store(true)
-		}
+	}
+	queued.Add(-int64(size))
+	p.o.dropped("queue_full")
+	u.Release()
+	if video {
+		p.skipping.Store(true)
 	}
 }
 
@@ -115,6 +123,7 @@ func (p *pipeline) run() {
 			p.handle(item{tracks: it.run.tracks})
 		}
 		p.handle(it)
+		p.o.r.queued.Add(-int64(it.size))
 	}
 }
 
