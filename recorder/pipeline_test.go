@@ -184,10 +184,8 @@ func TestPipelineQueueBytes(t *testing.T) {
 	rg.rec.cfg.Consumers = []ConsumerFactory{func(string) Consumer { return gate }}
 	const budget = 400 << 10 // about 20 frames of the 720p clip
 	rg.rec.cfg.QueueBytes = budget
-	var sent []chan struct{}
 	for i := range 3 {
 		returned := make(chan struct{})
-		sent = append(sent, returned)
 		url := fmt.Sprintf("flood://cam%d", i)
 		rg.rec.cfg.Drivers["flood"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {
 			return floodSource{clip: clip, n: 200, returned: returned}, nil
