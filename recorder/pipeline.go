@@ -14,13 +14,13 @@ import (
 
 var _ ingest.Sink = (*pipeline)(nil)
 
-// item is one message from the source to the pipeline goroutine.
+// item is one message from the source to the pipeline goroutine: 24
+// bytes, so that a camera's queue of 512 is 12 KiB.
 type item struct {
-	tracks []*media.Track // a new run's tracks, for the pipeline goroutine itself
-	run    *sourceRun     // the run the unit belongs to
-	unit   *media.Unit
-	size   int  // the unit's bytes, counted in the recorder's QueueBytes
-	gap    bool // units were lost before this keyframe
+	run  *sourceRun // the run the unit belongs to
+	unit *media.Unit
+	size int32 // the unit's bytes, counted in the recorder's QueueBytes
+	gap  bool  // units were lost before this keyframe
 }
 
 // sourceRun is one run of the source: its tracks, as Tracks gave them.
@@ -93,7 +93,7 @@ func (p *pipeline) Unit(u *media.Unit) {
 	queued := &p.o.r.queued
 	if queued.Add(int64(size)) <= p.o.r.cfg.QueueBytes {
 		select {
-		case p.ch <- item{run: run, unit: u, size: size, gap: gap}:
+		case p.ch <- item{run: run, unit: u, size: int32(size), gap: gap}:
 			if gap {
 				p.skipping.Store(false)
 			}
@@ -120,16 +120,17 @@ func (p *pipeline) run() {
 	for it := range p.ch {
 		if it.run != p.applied {
 			p.applied = it.run
-			p.handle(item{tracks: it.run.tracks})
+			p.handle(nil, it.run.tracks)
 		}
-		p.handle(it)
+		p.handle(&it, nil)
 		p.o.r.queued.Add(-int64(it.size))
 	}
 }
 
-// feed passes an item to the consumers, each guarded so that a panicking
-// consumer is counted and dropped without touching the recording.
-func (p *pipeline) feed(it item) {
+// feed passes a unit, or a new run's tracks (u nil), to the consumers,
+// each guarded so that a panicking consumer is counted and dropped without
+// touching the recording.
+func (p *pipeline) feed(u *media.Unit, tracks []*media.Track) {
 	for i := 0; i < len(p.consumers); i++ {
 		c := p.consumers[i]
 		ok := func() (ok bool) {
@@ -141,10 +142,10 @@ func (p *pipeline) feed(it item) {
 					}
 				}
 			}()
-			if it.tracks != nil {
-				c.Tracks(it.tracks)
+			if u == nil {
+				c.Tracks(tracks)
 			} else {
-				c.Unit(it.unit)
+				c.Unit(u)
 			}
 			return true
 		}()
@@ -155,7 +156,9 @@ func (p *pipeline) feed(it item) {
 	}
 }
 
-func (p *pipeline) handle(it item) {
+// handle writes a unit (it) or starts a run with its tracks (it nil), then
+// feeds the consumers.
+func (p *pipeline) handle(it *item, tracks []*media.Track) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.o.log.Error("pipeline panicked, segment closed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
@@ -168,11 +171,11 @@ func (p *pipeline) handle(it item) {
 			}()
 		}
 	}()
-	if it.tracks != nil {
-		if err := p.writer.SetTracks(it.tracks); err != nil {
+	if it == nil {
+		if err := p.writer.SetTracks(tracks); err != nil {
 			p.o.log.Warn("tracks not recordable", zap.Error(err))
 		}
-		p.feed(it)
+		p.feed(nil, tracks)
 		return
 	}
 	if it.gap || it.unit.Gap {
@@ -185,7 +188,7 @@ func (p *pipeline) handle(it item) {
 		w, h := p.writer.Dimensions()
 		p.o.setDimensions(w, h)
 	}
-	p.feed(it)
+	p.feed(it.unit, nil)
 	// The segmenter and every consumer are done with the unit (consumers
 	// keep copies or read frames back through Unit.Stored): its memory
 	// goes back to the source's pool.
