@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -25,6 +27,9 @@ const (
 	envSynthCodec   = "VIGIA_BENCH_TEST_CODEC"
 	envSynthAudio   = "VIGIA_BENCH_TEST_AUDIO"
 
+	// The helper process standing in for `vigia bench --phase FILE`.
+	envPhaseChild = "VIGIA_BENCH_TEST_PHASE"
+
 	// The helper process standing in for `vigia nats`.
 	envNATSChild  = "VIGIA_BENCH_TEST_NATS"
 	envNATSListen = "VIGIA_BENCH_TEST_NATS_LISTEN"
@@ -43,16 +48,23 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envNATSChild) == "1" {
 		os.Exit(serveNATSChild())
 	}
+	if file := os.Getenv(envPhaseChild); file != "" {
+		os.Exit(runPhaseChild(file))
+	}
 	os.Exit(m.Run())
 }
 
 // serveSynthChild does what `vigia synthcam --addr 127.0.0.1:0` does: serve
-// cam-1 … cam-N, print their URLs, run until SIGTERM.
+// cam-1 … cam-N, print their URLs, run until SIGTERM; with --fleet among
+// its arguments, what `vigia synthcam --fleet` does.
 func serveSynthChild() int {
 	n, err := strconv.Atoi(os.Getenv(envSynthCameras))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cameras:", err)
 		return 2
+	}
+	if slices.Contains(os.Args, "--fleet") {
+		return serveFleetChild(n)
 	}
 	var specs []synth.CameraSpec
 	for i := 1; i <= n; i++ {
@@ -79,6 +91,51 @@ func serveSynthChild() int {
 	defer stop()
 	<-ctx.Done()
 	return 0
+}
+
+// serveFleetChild serves a fleet of n cameras, prints their URLs, then its
+// counters at SIGUSR1 and at exit, as `vigia synthcam --fleet` does.
+func serveFleetChild(n int) int {
+	f := synth.NewFleet(synth.FleetConfig{Cameras: n, Codec: os.Getenv(envSynthCodec), Audio: os.Getenv(envSynthAudio) == synth.AudioAAC})
+	if err := f.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer f.Close()
+	for i := 1; i <= n; i++ {
+		fmt.Println(f.URL(i))
+	}
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	for {
+		select {
+		case <-usr1:
+			b, _ := json.Marshal(f.Stats())
+			fmt.Printf("%s%s\n", fleetStatsPrefix, b)
+		case <-ctx.Done():
+			return 0
+		}
+	}
+}
+
+// runPhaseChild does what `vigia bench --phase FILE` does.
+func runPhaseChild(file string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := RunPhase(ctx, file, zap.NewNop(), os.Stderr, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// testPhaseCommand starts the test binary as a sweep's Vigia phase.
+func testPhaseCommand(ctx context.Context, file string) (*exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envPhaseChild+"="+file)
+	return cmd, nil
 }
 
 // testSynthCommand starts the test binary as the synthetic cameras' process.

@@ -150,6 +150,23 @@ type Options struct {
 	// subcommand.
 	DecoderCommand []string
 
+	// Fleet serves the cameras with the lean synthetic fleet (`vigia
+	// synthcam --fleet`, docs/synth.md) instead of the synthetic cameras
+	// made for fault injection: it costs a tenth as much, so that hundreds
+	// of cameras fit on the machine with their recorder.
+	Fleet bool
+
+	// CameraURLs, when set, are the cameras to record, served by a process
+	// the caller runs (CameraPID, whose CPU is measured as the synthetic
+	// cameras'): no camera process is started. Cameras is their number.
+	CameraURLs []string
+	CameraPID  int
+
+	// CountFiles counts the frames stored from the stored files (fs
+	// backend), after the recorder has closed, with the same code that
+	// counts another recorder's files in a comparison (docs/benchmarks.md).
+	CountFiles bool
+
 	// Progress, optional, receives one line per phase of the run.
 	Progress io.Writer
 
@@ -240,6 +257,10 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: segment %v (want more than the 1 s fragment)", ErrBadOptions, o.Segment)
 	case o.FFmpegSample < 0:
 		return fmt.Errorf("%w: ffmpeg sample %d (want 0 or more)", ErrBadOptions, o.FFmpegSample)
+	case o.Fleet && o.Flap > 0:
+		return fmt.Errorf("%w: the fleet does not flap (use the synthetic cameras)", ErrBadOptions)
+	case o.CameraURLs != nil && (len(o.CameraURLs) != o.Cameras || o.CameraPID <= 0):
+		return fmt.Errorf("%w: %d camera URLs for %d cameras, served by process %d", ErrBadOptions, len(o.CameraURLs), o.Cameras, o.CameraPID)
 	}
 	switch o.Backend {
 	case "fs", "s3":

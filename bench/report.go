@@ -1,5 +1,7 @@
 package bench
 
+import "github.com/vigia/vigia/synth"
+
 // Report is the result of a run. Durations are in seconds or milliseconds
 // and sizes in MiB, as their JSON names say.
 type Report struct {
@@ -25,6 +27,10 @@ type Report struct {
 
 	// Synth is the process serving the synthetic cameras, for information.
 	Synth Usage `json:"synth"`
+
+	// Fleet holds the counters of the lean fleet (Options.Fleet) at the
+	// end of the window, nil for the other cameras.
+	Fleet *synth.FleetStats `json:"fleet,omitempty"`
 
 	// Storage is the MinIO process of the s3 backend, nil for fs.
 	Storage *Usage `json:"storage,omitempty"`
@@ -175,6 +181,13 @@ type FrameStats struct {
 	// Dropped vigia_dropped_frames_total by reason, scraped from the node's
 	// /metrics at the end of the window; Reconnects is
 	// vigia_camera_reconnects_total.
+	// CountedFrom says where Stored comes from: "metadata" (the
+	// recorder's own count in each segment's metadata) or "files" (the
+	// stored files read back, Options.CountFiles); Unreadable is the
+	// files that could not be read (their frames count as lost).
+	CountedFrom string `json:"counted_from,omitempty"`
+	Unreadable  int    `json:"unreadable_files,omitempty"`
+
 	Received   float64            `json:"received_units"`
 	Dropped    map[string]float64 `json:"dropped_units"`
 	Reconnects float64            `json:"reconnects"`

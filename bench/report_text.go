@@ -14,6 +14,10 @@ const (
 	TargetCPUPercent = 0.2
 	// TargetRSSMiB is the most resident memory per camera.
 	TargetRSSMiB = 1.0
+	// TargetFleetCPUPercent is the most the lean fleet may cost per
+	// camera, in % of one core: a load generator that costs a tenth of
+	// what it loads.
+	TargetFleetCPUPercent = 0.03
 )
 
 // WriteText writes the report as a readable table.
@@ -82,7 +86,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else {
 		p("recorder counters", "%.0f units received, dropped: %s, reconnects %.0f", f.Received, dropped(f.Dropped), f.Reconnects)
 	}
-	p("synth process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.Synth.CPUPercent, r.Synth.RSSEndMiB)
+	p("synth process", "%.1f %% of one core (%.4f %% per camera), %.1f MiB RSS (not counted)", r.Synth.CPUPercent, r.Synth.CPUPercentPerCamera, r.Synth.RSSEndMiB)
+	if f := r.Fleet; f != nil {
+		p("fleet", "%.4f %% of one core per camera (target ≤ %.2f %%)%s; %d sessions playing, %d frames sent, %d dropped (readers behind), %d late (schedule a second behind)",
+			r.Synth.CPUPercentPerCamera, TargetFleetCPUPercent, verdict(r.Synth.CPUPercentPerCamera <= TargetFleetCPUPercent), f.Sessions, f.Frames, f.Dropped, f.Late)
+	}
 	if r.Storage != nil {
 		p("minio process", "%.1f %% of one core, %.1f MiB RSS (not counted)", r.Storage.CPUPercent, r.Storage.RSSEndMiB)
 	}

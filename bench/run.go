@@ -34,6 +34,7 @@ type run struct {
 	app    *app.App
 	ffmpeg []*ffmpegRecorder
 	col    *collector
+	files  *fileCounter // Options.CountFiles
 
 	recordingCPUPercent float64 // the recorder's CPU over the window, % of one core
 }
@@ -120,6 +121,9 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		}
 	}
 	recordStart := time.Now()
+	if err := r.waitOnline(ctx, cameras); err != nil {
+		return nil, err
+	}
 	for i := range o.FFmpegSample {
 		f, err := startFFmpeg(o.FFmpeg, r.synth.urls[i], filepath.Join(r.dir, "ffmpeg", cameras[i]), o.Segment)
 		if err != nil {
@@ -187,13 +191,13 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	rep.Vigia.GoHeapMiB = mib(int64(ms.HeapInuse))
 	rep.Vigia.Memory = memoryStats(&ms)
 	rep.Vigia.Memory.AnonBeforeMiB, rep.Vigia.Memory.FileBeforeMiB = mib(anonBefore), mib(fileBefore)
-	rep.Synth = r.childUsage(r.synth.child, w1.synth-w0.synth, w1.at.Sub(w0.at))
+	rep.Synth = r.childUsage(r.synth.pid(), w1.synth-w0.synth, w1.at.Sub(w0.at))
 	if r.minio != nil {
-		u := r.childUsage(r.minio.child, w1.minio-w0.minio, w1.at.Sub(w0.at))
+		u := r.childUsage(r.minio.pid(), w1.minio-w0.minio, w1.at.Sub(w0.at))
 		rep.Storage = &u
 	}
 	if r.nats != nil {
-		u := r.childUsage(r.nats.child, w1.nats-w0.nats, w1.at.Sub(w0.at))
+		u := r.childUsage(r.nats.pid(), w1.nats-w0.nats, w1.at.Sub(w0.at))
 		rep.NATS = &u
 	}
 	rep.FFmpeg = r.ffmpegStats(w0, w1)
@@ -217,6 +221,9 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 
 	rep.Frames.FPS = fps
 	r.scrape(ctx, &rep.Frames)
+	if o.Fleet {
+		rep.Fleet = r.synth.fleetStats(5 * time.Second)
+	}
 
 	r.progress("closing: finishing open segments and storing them")
 	r.stopFFmpeg(rep.FFmpeg)
@@ -226,6 +233,22 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 
 	rep.Segments = r.col.segmentStats()
 	f := r.col.frameStats(cameras, fps, recordWindow)
+	f.CountedFrom = "metadata"
+	if r.files != nil {
+		r.progress("counting frames in the stored files")
+		files, bad, err := r.files.count()
+		if err != nil {
+			r.progress("%d files not readable, the first: %v", bad, err)
+		}
+		f = fileFrameStats(cameras, files, fps, recordWindow)
+		f.Unreadable = bad
+		switch {
+		case r.files.root == "":
+			f.CountedFrom = "metadata"
+		case f.CountedFrom == "":
+			f.CountedFrom = "files"
+		}
+	}
 	f.FPS, f.Received, f.Dropped, f.Reconnects, f.MetricsErr =
 		fps, rep.Frames.Received, rep.Frames.Dropped, rep.Frames.Reconnects, rep.Frames.MetricsErr
 	rep.Frames = f
@@ -251,6 +274,7 @@ func (r *run) startRecorder(ctx context.Context) error {
 	cfg.Recording.SegmentDuration = config.Duration(r.o.Segment)
 	cfg.WebRTC.Interfaces = "lo" // the viewers are on this machine
 	cfg.Motion.Enabled = r.o.Motion
+	cfg.Ingest.ConnectRate = benchConnectRate(r.o.Cameras, cfg.Ingest.ConnectRate)
 	if r.o.SpoolSync != "" {
 		cfg.Recording.SpoolSync = r.o.SpoolSync
 	}
@@ -271,7 +295,17 @@ func (r *run) startRecorder(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	onStored := r.col.stored
-	if r.o.Discard {
+	switch {
+	case r.o.CountFiles:
+		r.files = &fileCounter{discard: r.o.Discard}
+		if cfg.Storage.Backend == "fs" {
+			r.files.root = cfg.Storage.Path
+		}
+		onStored = func(seg segmenter.Segment, latency time.Duration) {
+			r.col.stored(seg, latency)
+			r.files.stored(seg)
+		}
+	case r.o.Discard:
 		onStored = func(seg segmenter.Segment, latency time.Duration) {
 			r.col.stored(seg, latency)
 			// Counted: the object can go, so that a long run does not fill
@@ -333,9 +367,9 @@ func (r *run) sample() window {
 }
 
 // childUsage is a child's usage over the window, with its resident set now.
-func (r *run) childUsage(c *child, cpu, window time.Duration) Usage {
+func (r *run) childUsage(pid int, cpu, window time.Duration) Usage {
 	u := usage(cpu, window, r.o.Cameras)
-	if rss, err := procRSS(c.pid()); err == nil {
+	if rss, err := procRSS(pid); err == nil {
 		u.RSSEndMiB = mib(rss)
 	}
 	return u

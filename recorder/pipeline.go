@@ -15,13 +15,15 @@ import (
 
 var _ ingest.Sink = (*pipeline)(nil)
 
-// item is one message from the source to the pipeline goroutine.
+// item is one message from the source to the pipeline goroutine: 32
+// bytes, so that a camera's queue of 512 is 16 KiB (a run's tracks are
+// not sent through the queue).
 type item struct {
-	tracks []*media.Track // a new run's tracks, for the pipeline goroutine itself
-	run    *sourceRun     // the run the unit belongs to
-	unit   *media.Unit
-	gap    bool      // units were lost before this keyframe
-	down   *downNote // the source failed (gaps.go)
+	run  *sourceRun // the run the unit belongs to
+	unit *media.Unit
+	size int32     // the unit's bytes, counted in the recorder's QueueBytes
+	gap  bool      // units were lost before this keyframe
+	down *downNote // the source failed (gaps.go)
 }
 
 // sourceRun is one run of the source: its tracks, as Tracks gave them.
@@ -70,15 +72,17 @@ func (p *pipeline) Tracks(tracks []*media.Track) error {
 	return nil
 }
 
-// Unit implements ingest.Sink. It never blocks: when the queue is full the
-// unit is dropped and counted, and video resumes at the next keyframe with a
+// Unit implements ingest.Sink. It never blocks: when the queue is full, or
+// the queues of all cameras hold the recorder's QueueBytes, the unit is
+// dropped and counted, and video resumes at the next keyframe with a
 // discontinuity so that no segment holds undecodable frames.
 func (p *pipeline) Unit(u *media.Unit) {
 	m := p.o.r.cfg.Metrics
 	run := p.cur.Load()
+	size := u.Size()
 	if m != nil {
 		m.FramesReceived.Inc()
-		m.BytesReceived.Add(float64(u.Size()))
+		m.BytesReceived.Add(float64(size))
 	}
 	if run == nil || u.Track < 0 || u.Track >= len(run.tracks) {
 		p.o.dropped("no_params")
@@ -95,17 +99,22 @@ func (p *pipeline) Unit(u *media.Unit) {
 		}
 		gap = true
 	}
-	select {
-	case p.ch <- item{run: run, unit: u, gap: gap}:
-		if gap {
-			p.skipping.Store(false)
+	queued := &p.o.r.queued
+	if queued.Add(int64(size)) <= p.o.r.cfg.QueueBytes {
+		select {
+		case p.ch <- item{run: run, unit: u, size: int32(size), gap: gap}:
+			if gap {
+				p.skipping.Store(false)
+			}
+			return
+		default:
 		}
-	default:
-		p.o.dropped("queue_full")
-		u.Release()
-		if video {
-			p.skipping.Store(true)
-		}
+	}
+	queued.Add(-int64(size))
+	p.o.dropped("queue_full")
+	u.Release()
+	if video {
+		p.skipping.Store(true)
 	}
 }
 
@@ -127,13 +136,15 @@ func (p *pipeline) run() {
 			p.applied = it.run
 			p.startRun(it.run)
 		}
+		p.o.r.queued.Add(-int64(it.size))
 		p.pass(it)
 	}
 }
 
-// feed passes an item to the consumers, each guarded so that a panicking
-// consumer is counted and dropped without touching the recording.
-func (p *pipeline) feed(it item) {
+// feed passes a unit, or a new run's tracks (u nil), to the consumers,
+// each guarded so that a panicking consumer is counted and dropped without
+// touching the recording.
+func (p *pipeline) feed(u *media.Unit, tracks []*media.Track) {
 	for i := 0; i < len(p.consumers); i++ {
 		c := p.consumers[i]
 		ok := func() (ok bool) {
@@ -145,10 +156,10 @@ func (p *pipeline) feed(it item) {
 					}
 				}
 			}()
-			if it.tracks != nil {
-				c.Tracks(it.tracks)
+			if u == nil {
+				c.Tracks(tracks)
 			} else {
-				c.Unit(it.unit)
+				c.Unit(u)
 			}
 			return true
 		}()
@@ -159,7 +170,9 @@ func (p *pipeline) feed(it item) {
 	}
 }
 
-func (p *pipeline) handle(it item) {
+// handle writes a unit (it) or starts a run with its tracks (it nil), then
+// feeds the consumers.
+func (p *pipeline) handle(it *item, tracks []*media.Track) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.o.log.Error("pipeline panicked, segment closed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
@@ -172,12 +185,12 @@ func (p *pipeline) handle(it item) {
 			}()
 		}
 	}()
-	if it.tracks != nil {
-		if err := p.writer.SetTracks(it.tracks); err != nil {
+	if it == nil {
+		if err := p.writer.SetTracks(tracks); err != nil {
 			p.o.log.Warn("tracks not recordable", zap.Error(err))
 			p.gaps.down(p.writer, status.CauseStreamUnsupported, "no video track")
 		}
-		p.feed(it)
+		p.feed(nil, tracks)
 		return
 	}
 	if it.gap || it.unit.Gap {
@@ -191,7 +204,7 @@ func (p *pipeline) handle(it item) {
 		w, h := p.writer.Dimensions()
 		p.o.setDimensions(w, h)
 	}
-	p.feed(it)
+	p.feed(it.unit, nil)
 	// The segmenter and every consumer are done with the unit (consumers
 	// keep copies or read frames back through Unit.Stored): its memory
 	// goes back to the source's pool.

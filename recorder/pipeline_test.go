@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -140,4 +141,66 @@ func countOf(l []string, s string) int {
 		}
 	}
 	return n
+}
+
+// floodSource sends n units of a clip as fast as it can, then reports that
+// every call returned and waits for the end.
+type floodSource struct {
+	clip     *synth.Clip
+	n        int
+	returned chan struct{}
+}
+
+func (s floodSource) Run(ctx context.Context, sink ingest.Sink) error {
+	tr := s.clip.Track()
+	if err := sink.Tracks([]*media.Track{&tr}); err != nil {
+		return err
+	}
+	for i := range s.n {
+		u := s.clip.Units[i%len(s.clip.Units)]
+		u.PTS = time.Duration(i) * 66 * time.Millisecond
+		u.DTS, u.Time = u.PTS, time.Now().Add(u.PTS)
+		sink.Unit(&u)
+	}
+	close(s.returned)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// The media waiting in the queues of all cameras is bounded by QueueBytes
+// whatever each queue's length: with every pipeline stuck, the queues stop
+// taking units at the budget, and what they held is given back once they
+// drain.
+func TestPipelineQueueBytes(t *testing.T) {
+	clip, err := synth.Fixture(synth.CodecH264, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg := newRig(t)
+	gate := &gateConsumer{open: make(chan struct{})}
+	var openOnce sync.Once
+	open := func() { openOnce.Do(func() { close(gate.open) }) }
+	defer open() // before the rig closes, even when the test fails
+	rg.rec.cfg.Consumers = []ConsumerFactory{func(string) Consumer { return gate }}
+	const budget = 400 << 10 // about 20 frames of the 720p clip
+	rg.rec.cfg.QueueBytes = budget
+	for i := range 3 {
+		returned := make(chan struct{})
+		url := fmt.Sprintf("flood://cam%d", i)
+		rg.rec.cfg.Drivers["flood"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {
+			return floodSource{clip: clip, n: 200, returned: returned}, nil
+		}
+		rg.rec.Record(cam(fmt.Sprintf("c%d", i), url), 1)
+		select {
+		case <-returned:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the source waited on a stuck pipeline")
+		}
+	}
+	// Each stuck pipeline holds one unit in the consumer; the rest wait.
+	if q := rg.rec.queued.Load(); q > budget || q <= 0 {
+		t.Fatalf("%d bytes queued by 3 cameras of 200 frames, budget %d", q, budget)
+	}
+	open()
+	testenv.WaitFor(t, 10*time.Second, "the queues drained", func() bool { return rg.rec.queued.Load() == 0 })
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -56,6 +57,13 @@ type Config struct {
 	// defaults to 512 units.
 	QueueSize int
 
+	// QueueBytes bounds the media waiting in the queues of all cameras
+	// together: past it, units are dropped (queue_full) however short
+	// their camera's queue, so that a node starved of CPU or disk drops
+	// frames instead of holding gigabytes of them (512 units of 1,000
+	// cameras are several gigabytes). It defaults to 256 MiB.
+	QueueBytes int64
+
 	// BackoffMin, BackoffMax and PermanentRetry tune the supervisor; zero
 	// values take its defaults.
 	BackoffMin, BackoffMax, PermanentRetry time.Duration
@@ -101,6 +109,8 @@ type Recorder struct {
 	cfg     Config
 	limiter *rate.Limiter
 
+	queued atomic.Int64 // media bytes in the cameras' queues (QueueBytes)
+
 	mu     sync.Mutex // before any owner's mu
 	owners map[string]*owner
 	closed bool
@@ -117,6 +127,9 @@ func New(cfg Config) *Recorder {
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 512
+	}
+	if cfg.QueueBytes <= 0 {
+		cfg.QueueBytes = 256 << 20
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()

@@ -117,7 +117,7 @@ func (w *Writer) writeSample(s *openSegment, u *media.Unit, size uint32) error {
 		return err
 	}
 	s.frag.videoBytes += int64(size)
-	u.Stored = media.Stored{File: s.file.f, Off: off, Size: int(size)}
+	u.Stored = media.Stored{File: s.file, Off: off, Size: int(size)}
 	return nil
 }
 

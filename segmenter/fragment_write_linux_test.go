@@ -16,7 +16,8 @@ import (
 
 // TestWriterWriteErrorSalvages fills the disk (the spool file's descriptor
 // becomes /dev/full, where every write fails with ENOSPC) in the middle of
-// a fragment or at its end: the segment is cut short, its complete
+// a fragment or at its end: the write fails when the fragment's bytes go
+// out (at its end at the latest), the segment is cut short, its complete
 // fragments are stored as a recovered segment, the unit is counted as
 // spool_write, and the spool's byte count comes back to zero.
 func TestWriterWriteErrorSalvages(t *testing.T) {
@@ -52,7 +53,17 @@ func TestWriterWriteErrorSalvages(t *testing.T) {
 			if err := unix.Dup3(int(full.Fd()), w.seg.file.fd, 0); err != nil {
 				t.Fatal(err)
 			}
-			err = w.WriteUnit(st.units[i])
+			// The unit's bytes may wait in the file's write buffer: the
+			// write fails when they go out, at the fragment's end at the
+			// latest.
+			for ; i < len(st.units); i++ {
+				if err = w.WriteUnit(st.units[i]); err != nil {
+					break
+				}
+				if st.units[i].Track == 0 && st.units[i].DTS >= 3*time.Second {
+					break
+				}
+			}
 			if !errors.Is(err, syscall.ENOSPC) || len(drops) != 1 || drops[0] != "spool_write" || w.seg != nil {
 				t.Fatalf("write on a full disk: %v, drops %v, segment open %v", err, drops, w.seg != nil)
 			}

@@ -178,7 +178,16 @@ func writeTiny(t testing.TB, st *tinyStream, fragDur time.Duration) []byte {
 			t.Fatal(err)
 		}
 		if i%50 == 49 {
-			// The spool counts what the open file holds, no more, no less.
+			// The spool counts what the open file holds once what waits in
+			// its write buffer is written, no more, no less.
+			if f := w.seg.file; f != nil {
+				f.mu.Lock()
+				err := f.wb.flush(f)
+				f.mu.Unlock()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 			parts, _ := filepath.Glob(filepath.Join(sp.cfg.Dir, "cam1", "*.part"))
 			if len(parts) != 1 {
 				t.Fatalf("spool files %v", parts)

@@ -75,13 +75,20 @@ func scanFragments(b []byte) (initEnd, fragEnd int64, err error) {
 // inspect parses a complete segment file and returns its video codec, media
 // duration and frame count.
 func inspect(b []byte, initEnd int64) (codec media.Codec, dur time.Duration, frames int, err error) {
+	return inspectParts(b[:initEnd], b[initEnd:], nil)
+}
+
+// inspectParts parses the init part and the fragments of a segment and
+// returns its video codec, media duration and frame count; sample, when
+// set, gets each video sample's data (AVCC) in order.
+func inspectParts(initPart, fragments []byte, sample func(avcc []byte)) (codec media.Codec, dur time.Duration, frames int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", ErrCorruptSpool, r)
 		}
 	}()
 	var init fmp4.Init
-	if err := init.Unmarshal(bytes.NewReader(b[:initEnd])); err != nil {
+	if err := init.Unmarshal(bytes.NewReader(initPart)); err != nil {
 		return "", 0, 0, fmt.Errorf("%w: init: %v", ErrCorruptSpool, err)
 	}
 	var video *fmp4.InitTrack
@@ -100,7 +107,7 @@ func inspect(b []byte, initEnd int64) (codec media.Codec, dur time.Duration, fra
 		return "", 0, 0, fmt.Errorf("%w: no video track", ErrCorruptSpool)
 	}
 	var parts fmp4.Parts
-	if err := parts.Unmarshal(b[initEnd:]); err != nil {
+	if err := parts.Unmarshal(fragments); err != nil {
 		return "", 0, 0, fmt.Errorf("%w: fragments: %v", ErrCorruptSpool, err)
 	}
 	var first, end uint64
@@ -117,6 +124,9 @@ func inspect(b []byte, initEnd int64) (codec media.Codec, dur time.Duration, fra
 			for _, s := range t.Samples {
 				e += uint64(s.Duration)
 				frames++
+				if sample != nil {
+					sample(s.Payload)
+				}
 			}
 			end = e
 		}

@@ -583,7 +583,7 @@ func (w *Writer) finishSegment(s *openSegment) {
 // complete fragment) after a write error; when even that fails, the files
 // are removed so that a full disk never keeps unaccounted leftovers.
 func (w *Writer) salvage(s *openSegment) {
-	_ = s.file.f.Close()
+	s.file.drop()
 	err := w.cfg.Spool.recoverFile(s.file.path, true)
 	if errors.Is(err, syscall.ENOSPC) {
 		// noSpace made room if it could: once more.

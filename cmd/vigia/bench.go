@@ -40,6 +40,14 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.BoolVar(&o.NATSProcess, "nats-process", o.NATSProcess, "run NATS as its own process (vigia nats), as for a cluster node, instead of embedded in the recorder; reported apart")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile taken at the end of the window to this file")
 	fs.StringVar(&o.Dir, "dir", "", "parent of the run's temporary directory (default: system temporary directory)")
+	fs.BoolVar(&o.Fleet, "fleet", o.Fleet, "serve the cameras with the lean fleet (vigia synthcam --fleet) instead of the fault-injection cameras")
+	var sf sweepFlags
+	fs.StringVar(&sf.sweep, "sweep", "", "camera counts, e.g. 100,250,500: each recorded by Vigia (and --peer) in phases of their own; the capacity at the bar")
+	fs.StringVar(&sf.peer, "peer", "", "mediamtx=PATH: MediaMTX records the same cameras, phases alternated with Vigia's")
+	fs.IntVar(&sf.repeat, "repeat", 2, "with --sweep or --peer: phases of each recorder at each count")
+	fs.StringVar(&sf.plot, "plot", "", "with --sweep or --peer: write the plot (SVG) to this file")
+	fs.StringVar(&sf.markdown, "markdown", "", "with --sweep or --peer: write the table (Markdown) to this file")
+	fs.StringVar(&sf.phase, "phase", "", "run the sweep phase described in this file and print its JSON report (used by --sweep)")
 	maxGrowth := fs.Float64("max-growth", 0, "with --sample-every: exit non-zero when RSS, goroutines or open files grow faster than this many percent per hour (0: report only)")
 	asJSON := fs.Bool("json", false, "print the report as JSON on stdout (the table goes to stderr)")
 	level := fs.String("log-level", "warn", "recorder log level")
@@ -68,6 +76,12 @@ func runBench(args []string, stdout io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	switch {
+	case sf.phase != "":
+		return bench.RunPhase(ctx, sf.phase, log, os.Stderr, stdout)
+	case sf.sweep != "" || sf.peer != "":
+		return runSweep(ctx, o, sf, *asJSON, stdout)
+	}
 	rep, err := bench.Run(ctx, o)
 	if err != nil {
 		return err

@@ -25,8 +25,17 @@ func runSynthcam(args []string, stdout io.Writer) error {
 	flapFraction := fs.Float64("flap-fraction", 0, "fraction of the cameras that go down now and then (0 = none)")
 	flapEvery := fs.Duration("flap-every", 30*time.Second, "how often a new set of cameras goes down")
 	flapDown := fs.Duration("flap-down", 10*time.Second, "how long a flapping camera stays down")
+	fleet := fs.Bool("fleet", false, "a lean fleet for load (docs/synth.md): no faults, its counters printed at SIGUSR1 and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *fleet {
+		switch *audio {
+		case synth.AudioAAC, "none":
+		default:
+			return fmt.Errorf("synthcam: the fleet sends AAC or no audio, not %q", *audio)
+		}
+		return runFleet(*addr, *n, *codec, *audio == synth.AudioAAC, stdout)
 	}
 	audioCodec, err := synthAudio(*audio)
 	if err != nil {

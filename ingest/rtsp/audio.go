@@ -77,7 +77,7 @@ func (g *g711Track) packet(p *rtpPacket, now time.Time) {
 		return
 	}
 	if len(g.buf) > 0 && p.ts != g.next {
-		g.flush()
+		g.flush(now)
 	}
 	if len(g.buf) == 0 {
 		g.ts, g.at = p.ts, now
@@ -86,19 +86,20 @@ func (g *g711Track) packet(p *rtpPacket, now time.Time) {
 	g.buf = append(g.buf, p.payload...)
 	g.next = p.ts + uint32(len(p.payload)/g.channels)
 	if len(g.buf) >= g.unit {
-		g.flush()
+		g.flush(now)
 	}
 }
 
-// flush hands on the unit gathered.
-func (g *g711Track) flush() {
+// flush hands on the unit gathered; now is the arrival of the packet
+// that ends it.
+func (g *g711Track) flush(now time.Time) {
 	buf := g.buf
 	g.buf = nil
 	pts, wall, ok := g.r.otherTime(g.idx, g.ts, g.rate, g.at)
 	if !ok {
 		return // before the first video frame
 	}
-	g.r.deliver(&media.Unit{Track: g.idx, PTS: pts, DTS: pts, Time: wall, Payload: buf})
+	g.r.deliver(&media.Unit{Track: g.idx, PTS: pts, DTS: pts, Time: wall, Payload: buf}, now)
 }
 
 // frameAudioTrack turns the RTP of a track that carries one unit per
@@ -126,7 +127,7 @@ func (a *frameAudioTrack) packet(p *rtpPacket, now time.Time) {
 		return // before the first video frame
 	}
 	// The payload points into the read buffer: the unit gets a copy.
-	a.r.deliver(&media.Unit{Track: a.idx, PTS: pts, DTS: pts, Time: wall, Payload: append([]byte(nil), p.payload...)})
+	a.r.deliver(&media.Unit{Track: a.idx, PTS: pts, DTS: pts, Time: wall, Payload: append([]byte(nil), p.payload...)}, now)
 }
 
 // aacTrack turns the RTP of an AAC track (RFC 3640) into units, with the
@@ -173,6 +174,6 @@ func (a *aacTrack) packet(p *rtpPacket, now time.Time) {
 			return // before the first video frame
 		}
 		// The decoder's units point into the read buffer: each gets a copy.
-		a.r.deliver(&media.Unit{Track: a.idx, PTS: pts, DTS: pts, Time: wall, Payload: append([]byte(nil), au...)})
+		a.r.deliver(&media.Unit{Track: a.idx, PTS: pts, DTS: pts, Time: wall, Payload: append([]byte(nil), au...)}, now)
 	}
 }

@@ -1,7 +1,6 @@
 package rtsp
 
 import (
-	"bufio"
 	"bytes"
 	"math/rand/v2"
 	"testing"
@@ -99,8 +98,7 @@ func TestAACFragmentsOverTCP(t *testing.T) {
 	if err := r.makeHandlers(); err != nil {
 		t.Fatal(err)
 	}
-	s := &tcpSession{timeout: 1, userAgent: userAgent, nc: discardConn{}}
-	s.br = bufio.NewReaderSize(bytes.NewReader(stream), sessionReadBuffer)
+	s := streamSession(bytes.NewReader(stream), 1)
 	ps := &playState{stats: make([]rtpStats, 2)}
 	_ = s.readLoop(r, []int{0, 2}, ps) // ends at the end of the stream
 	got := sink.byTrack(1)

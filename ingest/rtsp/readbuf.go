@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"time"
 )
 
 // readBufferSize is the size of the buffer between the socket and the RTSP
@@ -29,4 +30,20 @@ func withReadBuffer(dial dialFunc) dialFunc {
 		}
 		return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize)}, nil
 	}
+}
+
+// timedConn notes when each read from the connection returned data: the
+// packets parsed from that read's bytes arrived then, so the read loop
+// asks the clock once per read rather than once per packet.
+type timedConn struct {
+	net.Conn
+	at time.Time // the last read that returned data
+}
+
+func (c *timedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.at = time.Now()
+	}
+	return n, err
 }

@@ -42,6 +42,7 @@ type tcpSession struct {
 	playing bool // PLAY succeeded: a stop sends TEARDOWN
 
 	br *bufio.Reader
+	tc *timedConn // what br reads: when its last read returned data
 
 	wmu  sync.Mutex
 	cseq int
@@ -88,7 +89,8 @@ func (s *tcpSession) connect(ctx context.Context, u *base.URL) error {
 		return context.Canceled
 	}
 	s.nc = nc
-	s.br = bufio.NewReaderSize(nc, sessionReadBuffer)
+	s.tc = &timedConn{Conn: nc}
+	s.br = bufio.NewReaderSize(s.tc, sessionReadBuffer)
 	s.session, s.sender, s.cseq = "", nil, 0
 	return nil
 }

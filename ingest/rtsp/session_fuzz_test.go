@@ -25,6 +25,23 @@ func (discardConn) SetWriteDeadline(time.Time) error { return nil }
 func (discardConn) SetReadDeadline(time.Time) error  { return nil }
 func (discardConn) Close() error                     { return nil }
 
+// streamConn is a connection that reads stream and writes nowhere.
+type streamConn struct {
+	discardConn
+	stream io.Reader
+}
+
+func (c streamConn) Read(p []byte) (int, error) { return c.stream.Read(p) }
+
+// streamSession returns a session whose connection reads stream, as after
+// PLAY.
+func streamSession(stream io.Reader, timeout time.Duration) *tcpSession {
+	s := &tcpSession{timeout: timeout, userAgent: userAgent, nc: discardConn{}}
+	s.tc = &timedConn{Conn: streamConn{stream: stream}}
+	s.br = bufio.NewReaderSize(s.tc, sessionReadBuffer)
+	return s
+}
+
 // videoReader returns a reader of one video track of format f, handing
 // units to sink, and a session reading stream after PLAY (channel 0).
 func videoReader(t testing.TB, f format.Format, sink ingest.Sink, stream io.Reader) (*reader, *tcpSession) {
@@ -38,9 +55,7 @@ func videoReader(t testing.TB, f format.Format, sink ingest.Sink, stream io.Read
 	if err := r.makeHandlers(); err != nil {
 		t.Fatal(err)
 	}
-	s := &tcpSession{timeout: time.Second, userAgent: userAgent, nc: discardConn{}}
-	s.br = bufio.NewReaderSize(stream, sessionReadBuffer)
-	return r, s
+	return r, streamSession(stream, time.Second)
 }
 
 // FuzzReadLoop: whatever a camera sends after PLAY (frames, responses,

@@ -180,7 +180,7 @@ func (s *tcpSession) readLoop(r *reader, channels []int, ps *playState) error {
 				return err
 			}
 		}
-		now := time.Now()
+		now := s.tc.at // the read that brought the frame's last bytes
 		st := &ps.stats[use.track]
 		if use.rtcp {
 			if ntp, ts, ok := st.senderReports(payload, now); ok {

@@ -469,9 +469,11 @@ func ticksToDuration(t int64, rate int) time.Duration {
 // disconnected by the read timeout like one that sends nothing.
 const floodErrors = 50
 
-func (r *reader) deliver(u *media.Unit) {
+// deliver hands a unit to the sink; now is the arrival of its last
+// packet.
+func (r *reader) deliver(u *media.Unit, now time.Time) {
 	if r.errsSince.Swap(0) < floodErrors {
-		r.lastUnit.Store(time.Now().UnixNano())
+		r.lastUnit.Store(now.UnixNano())
 	}
 	r.sink.Unit(u)
 }

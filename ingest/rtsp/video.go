@@ -174,7 +174,7 @@ func (v *videoTrack) unit(au [][]byte, ts uint32, buf *media.Buffer) {
 	d = v.cont.next(d, pt, key)
 	pts, dts, wall := r.videoTimes(pt, d, v.now)
 	v.delivered = true
-	r.deliver(&media.Unit{Track: v.idx, PTS: pts, DTS: dts, Time: wall, Key: key, Gap: gap, NALUs: au, Buf: buf})
+	r.deliver(&media.Unit{Track: v.idx, PTS: pts, DTS: dts, Time: wall, Key: key, Gap: gap, NALUs: au, Buf: buf}, v.now)
 }
 
 // findNALU returns the first NAL unit of au that is, nil without one.
