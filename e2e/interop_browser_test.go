@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/testenv"
@@ -25,7 +26,7 @@ func playInChromium(t *testing.T, st storage.Store, camera string, seg stored) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /api/player/", http.StripPrefix("/api/player", player.Assets()))
-	mux.Handle("GET /api/camera/{id}/vod.m3u8", player.VODHandler(player.VODConfig{List: player.StoreLister(st), Sign: st.SignedURL}))
+	mux.Handle("GET /api/camera/{id}/vod.m3u8", player.VODHandler(player.VODConfig{Catalogue: catalogue.New(catalogue.Config{Store: st}), Sign: st.SignedURL}))
 	mux.HandleFunc("GET /api/camera/{id}/player", func(w http.ResponseWriter, r *http.Request) {
 		q, err := player.ParseQuery(r.URL.Query())
 		if err != nil {
