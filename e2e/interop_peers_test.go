@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -175,8 +176,26 @@ func startMediaMTX(t *testing.T) *mediaMTX {
 	return startMediaMTXWith(t, mediamtxPath(t), mediaMTXOptions{})
 }
 
-// startMediaMTXWith runs the MediaMTX binary bin with opts.
+// startMediaMTXWith runs the MediaMTX binary bin with opts. Ports chosen
+// free can be taken by another process before MediaMTX binds them: it is
+// started again on other ports when it exits for that reason.
 func startMediaMTXWith(t *testing.T, bin string, opts mediaMTXOptions) *mediaMTX {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		m, err := tryMediaMTX(t, bin, opts)
+		if err == nil {
+			return m
+		}
+		if attempt == 3 || !strings.Contains(m.log.String(), "address already in use") {
+			t.Fatalf("mediamtx: %v\n%s", err, m.log.String())
+		}
+		t.Logf("mediamtx attempt %d: a port was taken, trying other ports", attempt)
+	}
+}
+
+// tryMediaMTX starts MediaMTX on ports chosen now and waits until it
+// listens, or reports why it did not.
+func tryMediaMTX(t *testing.T, bin string, opts mediaMTXOptions) (*mediaMTX, error) {
 	t.Helper()
 	dir := t.TempDir()
 	rtspPort, rtmpPort := testenv.FreePort(t), testenv.FreePort(t)
@@ -233,9 +252,14 @@ authInternalUsers:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { // ends when the process does
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 		if t.Failed() {
 			out := m.log.String()
 			if len(out) > 10000 {
@@ -244,15 +268,50 @@ authInternalUsers:
 			t.Logf("mediamtx log (tail):\n%s", out)
 		}
 	})
-	waitFor(t, 15*time.Second, "mediamtx listening", func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", rtspPort))
-		if err != nil {
-			return false
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if listensOn(cmd.Process.Pid, rtspPort) {
+			return m, nil
 		}
-		_ = c.Close()
-		return true
-	})
-	return m
+		select {
+		case <-exited:
+			return m, errors.New("exited before listening")
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return m, errors.New("not listening after 15 s")
+		}
+	}
+}
+
+// listensOn reports whether process pid holds the TCP socket listening on
+// 127.0.0.1:port (another process may hold the port).
+func listensOn(pid, port int) bool {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false
+	}
+	local := fmt.Sprintf("0100007F:%04X", port)
+	inode := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 9 && f[1] == local && f[3] == "0A" { // LISTEN
+			inode = f[9]
+		}
+	}
+	if inode == "" {
+		return false
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && l == "socket:["+inode+"]" {
+			return true
+		}
+	}
+	return false
 }
 
 // publishing reports whether MediaMTX has a publisher on path.
