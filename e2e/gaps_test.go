@@ -90,8 +90,8 @@ func holes(segs []stored) [][2]int64 {
 	return out
 }
 
-// near reports whether two times in milliseconds agree within the
-// millisecond a key's start and duration are each cut to.
+// near reports whether two times in milliseconds agree within 2 ms: a
+// key's start and duration are each cut to the millisecond.
 func near(a, b int64) bool { return a-b <= 2 && b-a <= 2 }
 
 // timelineCause returns the cause the catalogue's timeline of cam gives
