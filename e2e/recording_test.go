@@ -119,7 +119,8 @@ func (w *statusWatcher) transitions() []status.Code {
 }
 
 // TestCameraOutage drops a camera for 20 s: one gap of about that length
-// in storage, and its status goes ONLINE → OFFLINE → ONLINE, each change
+// in storage, spanned by a closed gap record of camera_offline, and its
+// status goes ONLINE → OFFLINE → ONLINE, each change
 // published once.
 func TestCameraOutage(t *testing.T) {
 	t.Parallel()
@@ -178,6 +179,10 @@ func TestCameraOutage(t *testing.T) {
 	outage := upAt.Sub(downAt).Milliseconds()
 	if len(gaps) != 1 || gaps[0] < outage-1500 || gaps[0] > outage+8000 {
 		t.Errorf("gaps %v ms, want one of about %d ms", gaps, outage)
+	}
+	// A closed record of camera_offline spans the hole (gaps_test.go).
+	if hs := holes(segs); len(hs) == 1 {
+		wantClosedGap(t, st, "flaky", status.CauseCameraOffline, hs[0])
 	}
 	// Let the last status messages arrive, then check the transitions.
 	waitFor(t, 5*time.Second, "status messages", func() bool {
