@@ -192,6 +192,15 @@ func buildTimeline(fromMs, toMs, nowMs int64, segs []Segment, recs []GapRecord, 
 		}
 		for _, e := range active {
 			if e.end > h.StartMs && e.start < h.EndMs {
+				// Keys round to the millisecond: a record that starts or
+				// ends within the tolerance of the gap's edge explains it
+				// from that edge.
+				if e.start-h.StartMs <= segmenter.TouchToleranceMs {
+					e.start = min(e.start, h.StartMs)
+				}
+				if h.EndMs-e.end <= segmenter.TouchToleranceMs {
+					e.end = max(e.end, h.EndMs)
+				}
 				cands = append(cands, e)
 				cuts = append(cuts, max(e.start, h.StartMs), min(e.end, h.EndMs))
 			}
