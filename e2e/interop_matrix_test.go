@@ -153,13 +153,8 @@ func matrixCells() []cell {
 	add(cell{peer: peerGst, server: "plain", video: "h265", audio: "aac16k-mono", sdpOnly: true, note: "sdponly"})
 	add(cell{peer: peerFF, server: "ff", video: "h264-inband", audio: "aac16k-mono", relay: relayPathOptions{StripParams: true}, note: "inbandonly"})
 	add(cell{peer: peerGst, server: "plain", video: "h264-resize-b", audio: "aac16k-mono"})
-	if os.Getenv("VIGIA_LONG") == "1" {
-		// Published by FFmpeg, the new picture size is at times followed
-		// by a rate correction of the session's clock by 2-5 %
-		// (docs/recording.md, Interop matrix: known issues).
-		add(cell{peer: peerFF, server: "ff", video: "h264-resize-b", audio: "aac16k-mono"})
-		add(cell{peer: peerMTX, server: "mtx", video: "h264-resize-b", audio: "aac16k-mono"})
-	}
+	add(cell{peer: peerFF, server: "ff", video: "h264-resize-b", audio: "aac16k-mono"})
+	add(cell{peer: peerMTX, server: "mtx", video: "h264-resize-b", audio: "aac16k-mono"})
 	// RTCP: GStreamer, MediaMTX and the ff relay send sender reports;
 	// this one sends none.
 	add(cell{peer: peerFF, server: "ffnosr", video: "h264-high-b", audio: "aac16k-mono", note: "nosr"})

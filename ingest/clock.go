@@ -30,7 +30,10 @@ const (
 //     over the next span. The rate is measured between the least delayed
 //     frames near both ends of the span (frames arrive late, never early):
 //     a stall of the camera's encoder or of the network, frames arriving
-//     late and then in a burst, is not a wrong rate.
+//     late and then in a burst, is not a wrong rate. Nor is a step of the
+//     delay (frames arriving later from some moment on): a camera whose
+//     clock runs at the local rate is scaled only when both halves of the
+//     span find it off.
 //
 // A camera whose clock agrees with the local clock within RateTolerance
 // keeps its own timestamps untouched (only shifted). Clock is not safe for
@@ -56,6 +59,10 @@ type Clock struct {
 	// (base), of the window running (cur) and of the one before (prev).
 	base, cur, prev clockPoint
 	winAt           time.Time // start of the window running
+	// The least delayed frames of the last windows since the anchor,
+	// oldest first: the middle of a measurement.
+	past  [pastWindows]clockPoint
+	npast int
 
 	jumps, corrections int
 }
@@ -101,7 +108,14 @@ func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
 		end := c.end()
 		measured := float64(end.w.Sub(c.base.w)) / float64(end.m-c.base.m)
 		lag := end.w.Sub(c.wall0) - c.out(end.m)
-		if d := measured/c.rate - 1; d > c.RateTolerance || d < -c.RateTolerance || c.rate != 1 {
+		d := measured/c.rate - 1
+		off := d > c.RateTolerance || d < -c.RateTolerance
+		if off && c.rate == 1 && !c.steady(end, d) {
+			// The halves of the span disagree: the frames' delay
+			// stepped, the camera's rate is its own.
+			off = false
+		}
+		if off || c.rate != 1 {
 			// Scale to the measured rate and absorb the offset built up
 			// over the next span; a camera back to the local rate gets 1.
 			rate := measured
@@ -166,6 +180,7 @@ func (c *Clock) out(pts time.Duration) time.Duration {
 func (c *Clock) anchor(pts, o time.Duration, now time.Time) {
 	c.mA, c.oA, c.wA, c.evalAt = pts, o, now, now
 	c.base, c.cur, c.prev, c.winAt = clockPoint{}, clockPoint{}, clockPoint{}, now
+	c.npast = 0
 }
 
 // clockPoint is a frame's media timestamp and arrival.
@@ -187,6 +202,14 @@ func (c *Clock) window() time.Duration { return c.RateSpan / 4 }
 // observe notes a frame for the rate measurement.
 func (c *Clock) observe(pts time.Duration, now time.Time) {
 	if now.Sub(c.winAt) >= c.window() {
+		if c.cur.set {
+			if c.npast == pastWindows {
+				copy(c.past[:], c.past[1:])
+				c.npast--
+			}
+			c.past[c.npast] = c.cur
+			c.npast++
+		}
 		c.prev, c.cur, c.winAt = c.cur, clockPoint{}, now
 	}
 	p := clockPoint{m: pts, w: now, set: true}
@@ -211,4 +234,46 @@ func (c *Clock) end() clockPoint {
 func (c *Clock) measurable() bool {
 	e := c.end()
 	return c.base.set && e.set && e.m > c.base.m
+}
+
+// pastWindows is how many windows' least delayed frames are kept for the
+// middle of a measurement: 20 s with the default span.
+const pastWindows = 8
+
+// steady reports whether the rate measured from base to end, off the
+// local rate by d, holds in both halves of the span: each half, split at
+// the least delayed frame of the window nearest the middle, is off by more
+// than half the tolerance in the same direction. A camera whose clock runs
+// at another rate is off all along; frames that arrive later from some
+// moment on (a congested network, or a camera's first frames given
+// decoding times ahead of the others' while its B-frames' reorder delay is
+// not known yet) are off across that moment only, by the step of the
+// delay over the span, and keep their own rate.
+func (c *Clock) steady(end clockPoint, d float64) bool {
+	middle := c.base.w.Add(end.w.Sub(c.base.w) / 2)
+	var mid clockPoint
+	for _, p := range c.past[:c.npast] {
+		if p.m <= c.base.m || p.m >= end.m {
+			continue
+		}
+		if !mid.set || absDuration(p.w.Sub(middle)) < absDuration(mid.w.Sub(middle)) {
+			mid = p
+		}
+	}
+	if !mid.set {
+		return false
+	}
+	half := c.RateTolerance / 2
+	off := func(a, b clockPoint) bool {
+		h := float64(b.w.Sub(a.w))/float64(b.m-a.m)/c.rate - 1
+		return (d > 0 && h > half) || (d < 0 && h < -half)
+	}
+	return off(c.base, mid) && off(mid, end)
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

@@ -1,7 +1,10 @@
 package ingest
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,6 +42,8 @@ func TestClock(t *testing.T) {
 		{name: "small jump forward", mediaStep: step, jumpAt: 500, jump: 4 * time.Second, jumps: 1},
 		{name: "declares 25 sends 21", mediaStep: step * 21 / 25, jumpAt: 1 << 30, scaled: true},
 		{name: "declares 21 sends 25", mediaStep: step * 25 / 21, jumpAt: 1 << 30, scaled: true},
+		{name: "runs 2 % slow", mediaStep: step * 98 / 100, jumpAt: 1 << 30, scaled: true},
+		{name: "runs 2 % fast", mediaStep: step * 102 / 100, jumpAt: 1 << 30, scaled: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,5 +140,67 @@ func TestClockIgnoresStalls(t *testing.T) {
 	}
 	if c.Corrections() != 0 || c.Jumps() != 0 {
 		t.Errorf("%d corrections and %d jumps, want none", c.Corrections(), c.Jumps())
+	}
+}
+
+// TestClockIgnoresDelaySteps: a healthy camera whose frames arrive later
+// from some moment on keeps its own timestamps: a step of the delay is not
+// a wrong rate. The first case is what FFmpeg's RTP muxer publishing H.264
+// with B-frames gave the clock in the interop matrix
+// (testdata/clock_ffmpeg_bframes.txt): the DTS extractor gives the first
+// keyframe its presentation time as decoding time and the next two frames
+// decoding times 1 ms apart until it knows the reorder delay (2 frames),
+// so from the third frame on frames arrive two frame intervals later
+// against the first one, 67 ms against the second. Measured from the
+// second frame to the least delayed one 5.7 s later, the camera passed for
+// 1.2 % slow and 10 s of it were stretched by 2.4 %. The second case is a
+// network that queues 300 ms more from the fourth second on.
+func TestClockIgnoresDelaySteps(t *testing.T) {
+	type frame struct{ dts, arrive time.Duration }
+	var ffmpeg []frame
+	b, err := os.ReadFile("testdata/clock_ffmpeg_bframes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		var ticks, us int64
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if _, err := fmt.Sscan(line, &ticks, &us); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		ffmpeg = append(ffmpeg, frame{time.Duration(ticks) * time.Second / 90000, time.Duration(us) * time.Microsecond})
+	}
+	const fps = 15
+	step := time.Second / fps
+	var queued []frame
+	for i := range 60 * fps {
+		dts := time.Duration(i) * step
+		arrive := dts + 20*time.Millisecond + time.Duration(i*7%9)*time.Millisecond
+		if dts >= 4*time.Second {
+			arrive += 300 * time.Millisecond
+		}
+		queued = append(queued, frame{dts, arrive})
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	for _, tc := range []struct {
+		name   string
+		frames []frame
+	}{
+		{"FFmpeg with B-frames", ffmpeg},
+		{"network queues 300 ms more", queued},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Clock{}
+			for i, f := range tc.frames {
+				if o := c.Video(f.dts, t0.Add(f.arrive)); o != f.dts {
+					t.Fatalf("frame %d: output %v, want the camera's %v (rate %v)", i, o, f.dts, c.Rate())
+				}
+			}
+			if c.Corrections() != 0 || c.Jumps() != 0 {
+				t.Errorf("%d corrections and %d jumps, want none", c.Corrections(), c.Jumps())
+			}
+		})
 	}
 }
