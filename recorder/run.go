@@ -48,6 +48,7 @@ func (o *owner) startRun(spec ingest.Camera, drv ingest.Driver) *run {
 	ru.w = segmenter.NewWriter(segmenter.WriterConfig{
 		Camera:           spec.ID,
 		SegmentDuration:  r.cfg.SegmentDuration,
+		Phase:            segmenter.SegmentPhase(spec.ID, r.cfg.SegmentDuration),
 		FragmentDuration: r.cfg.FragmentDuration,
 		Spool:            r.cfg.Spool,
 		NotBefore:        o.lastEnd,

@@ -3,6 +3,7 @@ package segmenter
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"syscall"
 	"time"
 
@@ -30,6 +31,16 @@ type WriterConfig struct {
 	// MaxJump is the largest DTS step between consecutive video frames that
 	// is not a discontinuity. It defaults to 5 seconds.
 	MaxJump time.Duration
+
+	// Phase staggers the segments of cameras started together, so that
+	// their ends, and the uploads that follow, spread over the segment
+	// duration instead of coming at once. The first segment of a fresh
+	// start aims at the first wall-clock time, at least half a
+	// SegmentDuration after its start, that is Phase past a multiple of
+	// SegmentDuration (so it aims at SegmentDuration/2 to 3/2 of it); the
+	// segments after it at SegmentDuration. Zero staggers nothing: every
+	// segment aims at SegmentDuration. See SegmentPhase.
+	Phase time.Duration
 
 	// MaxDuration bounds a segment: one that reaches it without a keyframe
 	// to cut at is closed there, and video is dropped until the next
@@ -120,6 +131,7 @@ const maxHeldAudio = 256
 type openSegment struct {
 	file     *spoolFile
 	meta     Segment
+	target   time.Duration // cut at the first keyframe this long after the start
 	startDTS time.Duration
 	fragDTS  time.Duration
 	// audioFrom is the presentation time of the first keyframe: audio
@@ -258,13 +270,13 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 		}
 	}
 
-	if w.seg != nil && u.Key && u.DTS-w.seg.startDTS >= w.cfg.SegmentDuration {
+	if w.seg != nil && u.Key && u.DTS-w.seg.startDTS >= w.seg.target {
 		w.closeSegment(u)
 	}
 	// A frame at most MaxJump before MaxDuration lasts until the next one at
 	// most MaxJump later, so a segment cut at the first frame past this
 	// never exceeds MaxDuration.
-	if w.seg != nil && !u.Key && u.DTS-w.seg.startDTS >= max(w.cfg.MaxDuration-w.cfg.MaxJump, w.cfg.SegmentDuration) {
+	if w.seg != nil && !u.Key && u.DTS-w.seg.startDTS >= max(w.cfg.MaxDuration-w.cfg.MaxJump, w.seg.target) {
 		w.cfg.Log.Warn("no keyframe within the longest segment, closing it; video waits for the next keyframe",
 			zap.Duration("max", w.cfg.MaxDuration))
 		w.closeSegment(u)
@@ -402,6 +414,7 @@ func (w *Writer) dropHeld() {
 // openSegment starts a segment at keyframe u.
 func (w *Writer) openSegment(u *media.Unit) error {
 	start := w.nextRun
+	target := w.cfg.SegmentDuration
 	if start.IsZero() {
 		start = u.Time
 		if start.IsZero() {
@@ -414,6 +427,9 @@ func (w *Writer) openSegment(u *media.Unit) error {
 			w.cfg.OnGap(w.lastEnd, start, w.gapReason)
 		}
 		w.gapReason = ""
+		if w.cfg.Phase > 0 {
+			target = staggered(start, w.cfg.SegmentDuration, w.cfg.Phase)
+		}
 	}
 	width, height := w.params.dimensions(w.videoCodec)
 	meta := Segment{
@@ -471,6 +487,7 @@ func (w *Writer) openSegment(u *media.Unit) error {
 		audioData: w.spareAudio[:0],
 		file:      f,
 		meta:      meta,
+		target:    target,
 		startDTS:  u.DTS,
 		fragDTS:   u.DTS,
 		video:     trackState{id: 1, timescale: 90000, video: true, defDur: 3600, segBase: toTicks(u.DTS, 90000)},
@@ -616,4 +633,28 @@ func (w *Writer) Dimensions() (width, height int) {
 		return w.seg.meta.Width, w.seg.meta.Height
 	}
 	return w.params.dimensions(w.videoCodec)
+}
+
+// staggered is the length the first segment of a fresh start at start
+// aims at: up to the first time at least d/2 after start that is phase
+// past a multiple of d since the Unix epoch, so d/2 to 3d/2.
+func staggered(start time.Time, d, phase time.Duration) time.Duration {
+	earliest := start.Add(d / 2)
+	off := (time.Duration(earliest.UnixNano()%int64(d)) - phase%d + d) % d
+	if off == 0 {
+		return d / 2
+	}
+	return d/2 + d - off
+}
+
+// SegmentPhase is a camera's Phase: spread over [1 ms, d) by a hash of its
+// id, the same on every node.
+func SegmentPhase(camera string, d time.Duration) time.Duration {
+	if d < 2*time.Millisecond {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(camera))
+	ms := int64(d / time.Millisecond)
+	return time.Duration(1+int64(h.Sum64()%uint64(ms-1))) * time.Millisecond
 }
