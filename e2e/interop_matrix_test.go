@@ -186,7 +186,7 @@ func TestInteropMatrix(t *testing.T) {
 		}
 		cells = kept
 	}
-	mtxBin, mtxErr := findMediaMTX()
+	mtxBin, mtxErr := testenv.FindMediaMTX()
 	if mtxErr != nil {
 		// Each MediaMTX cell is reported skipped, saying why.
 		t.Logf("MediaMTX cells did not run: %v", mtxErr)

@@ -3,20 +3,16 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,93 +51,15 @@ func mustAbs(p string) string {
 	return a
 }
 
-// findMediaMTX returns the MediaMTX binary: VIGIA_MEDIAMTX (make test sets
-// it from ../shared/peers/mediamtx.xz), or that file unpacked into the
-// user's cache directory when the tests run outside make. Without either
-// it returns why.
-func findMediaMTX() (string, error) {
-	if p := os.Getenv("VIGIA_MEDIAMTX"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("VIGIA_MEDIAMTX: %w", err)
-		}
-		return p, nil
-	}
-	var xzPath string
-	for _, p := range []string{"../../shared/peers/mediamtx.xz", "../shared/peers/mediamtx.xz"} {
-		if a, err := filepath.Abs(p); err == nil {
-			if _, err := os.Stat(a); err == nil {
-				xzPath = a
-				break
-			}
-		}
-	}
-	if xzPath == "" {
-		return "", fmt.Errorf("no MediaMTX binary: set VIGIA_MEDIAMTX, or provide ../shared/peers/mediamtx.xz")
-	}
-	mediamtxOnce.Do(func() { mediamtxBin, mediamtxErr = unpackMediaMTX(xzPath) })
-	if mediamtxErr != nil {
-		return "", fmt.Errorf("unpacking %s: %w", xzPath, mediamtxErr)
-	}
-	return mediamtxBin, nil
-}
-
 // mediamtxPath returns the MediaMTX binary, or skips the test saying why
 // it cannot run.
 func mediamtxPath(t *testing.T) string {
 	t.Helper()
-	p, err := findMediaMTX()
+	p, err := testenv.FindMediaMTX()
 	if err != nil {
 		t.Skipf("MediaMTX cells did not run: %v", err)
 	}
 	return p
-}
-
-var (
-	mediamtxOnce sync.Once
-	mediamtxBin  string
-	mediamtxErr  error
-)
-
-// unpackMediaMTX unpacks xzPath into the cache directory, named by its
-// content, unless it is there already.
-func unpackMediaMTX(xzPath string) (string, error) {
-	f, err := os.Open(xzPath)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(filepath.Dir(testenv.ToolsDir()), "peers")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "mediamtx-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	tmp, err := os.CreateTemp(dir, "mediamtx-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	cmd := exec.Command("xz", "-dc", xzPath)
-	cmd.Stdout = tmp
-	out := &lockedBuffer{}
-	cmd.Stderr = out
-	if err := cmd.Run(); err != nil {
-		_ = tmp.Close()
-		return "", fmt.Errorf("xz: %v: %s", err, out.String())
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	return bin, os.Rename(tmp.Name(), bin)
 }
 
 // mediaMTX is a running MediaMTX that serves what is published to it

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -13,16 +14,29 @@ import (
 	"testing"
 )
 
-// MediaMTX returns an unpacked MediaMTX binary (the peer recorder and RTSP
-// server of ../shared/peers/README.md): $VIGIA_MEDIAMTX, or the peer
-// shipped beside the repository (../shared/peers/mediamtx.xz, found from
-// the test's package directory), unpacked once into the user's cache
-// directory. The test is skipped when there is neither: MediaMTX is not a
-// Debian package nor a Go module here.
+// MediaMTX returns an unpacked MediaMTX binary (FindMediaMTX); the test
+// is skipped, saying why, when there is none: MediaMTX is not a Debian
+// package nor a Go module here.
 func MediaMTX(t testing.TB) string {
 	t.Helper()
+	p, err := FindMediaMTX()
+	if err != nil {
+		t.Skipf("MediaMTX not available: %v", err)
+	}
+	return p
+}
+
+// FindMediaMTX returns the MediaMTX binary (the peer recorder and RTSP
+// server of ../shared/peers/README.md): $VIGIA_MEDIAMTX (make test sets it),
+// or the peer shipped beside the repository (../shared/peers/mediamtx.xz,
+// found from the test's package directory), unpacked once into the user's
+// cache directory. Without either it says why.
+func FindMediaMTX() (string, error) {
 	if p := os.Getenv("VIGIA_MEDIAMTX"); p != "" {
-		return p
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("VIGIA_MEDIAMTX: %w", err)
+		}
+		return p, nil
 	}
 	var xzPath string
 	for _, rel := range []string{"../../shared/peers/mediamtx.xz", "../shared/peers/mediamtx.xz", "../../../shared/peers/mediamtx.xz"} {
@@ -34,13 +48,13 @@ func MediaMTX(t testing.TB) string {
 		}
 	}
 	if xzPath == "" {
-		t.Skip("MediaMTX not available: set VIGIA_MEDIAMTX or provide ../shared/peers/mediamtx.xz")
+		return "", errors.New("no MediaMTX binary: set VIGIA_MEDIAMTX, or provide ../shared/peers/mediamtx.xz")
 	}
 	mediamtxOnce.Do(func() { mediamtxBin, mediamtxErr = unpackMediaMTX(xzPath) })
 	if mediamtxErr != nil {
-		t.Fatalf("unpacking %s: %v", xzPath, mediamtxErr)
+		return "", fmt.Errorf("unpacking %s: %w", xzPath, mediamtxErr)
 	}
-	return mediamtxBin
+	return mediamtxBin, nil
 }
 
 var (
