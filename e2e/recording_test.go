@@ -71,7 +71,13 @@ func TestRTPTimestampWraparound(t *testing.T) {
 	}
 	segs := waitSegments(t, openS3(t, c), "wrap", 4, 60*time.Second)
 	auditContinuity(t, segs, frameInterval)
-	for _, s := range segs {
+	for i, s := range segs {
+		// The first segment of a start is staggered (docs/recording.md): it
+		// ends at the first keyframe from half to one and a half segment
+		// durations in, 2 or 4 s here.
+		if i == 0 && s.DurMs >= 3900 && s.DurMs <= 4100 {
+			continue
+		}
 		if s.DurMs < 1900 || s.DurMs > 2100 {
 			t.Errorf("%s: duration %d ms, want 2000 (GOP 2 s)", s.Key, s.DurMs)
 		}
