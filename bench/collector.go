@@ -24,6 +24,7 @@ type collector struct {
 	byCam       map[string]*camSegments
 	stored_     int
 	bytes       int64
+	closing     bool // the recorder is being closed: what is stored now is its shutdown flush
 	full, short latencies
 }
 
@@ -50,11 +51,22 @@ func (c *collector) stored(seg segmenter.Segment, latency time.Duration) {
 	cs.frames += int64(seg.Frames)
 	c.stored_++
 	c.bytes += seg.Size
-	if seg.Duration < c.target {
-		c.short.add(latency) // shorter than the target: cut by shutdown or a discontinuity
+	// A camera's first segment is staggered (docs/recording.md) and may
+	// last half the target; one cut shorter ended at a discontinuity.
+	if c.closing || seg.Duration < c.target/2 {
+		c.short.add(latency)
 	} else {
 		c.full.add(latency)
 	}
+}
+
+// beginClose marks the start of the recorder's shutdown: segments stored
+// from now on are its flush of every camera at once (and those queued
+// behind it), reported apart from the latency of recording.
+func (c *collector) beginClose() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closing = true
 }
 
 // count returns the number of segments stored so far.

@@ -63,19 +63,22 @@ func TestFrameStats(t *testing.T) {
 
 func TestSegmentStatsSplitsShortSegments(t *testing.T) {
 	c := newCollector(2 * time.Second)
-	for i := 1; i <= 100; i++ {
+	c.stored(segmenter.Segment{Camera: "a", Size: 10, Duration: 1200 * time.Millisecond}, time.Millisecond) // staggered first segment
+	for i := 2; i <= 100; i++ {
 		c.stored(segmenter.Segment{Camera: "a", Size: 10, Duration: 2 * time.Second}, time.Duration(i)*time.Millisecond)
 	}
-	c.stored(segmenter.Segment{Camera: "a", Size: 10, Duration: 1900 * time.Millisecond}, time.Second)
+	c.stored(segmenter.Segment{Camera: "a", Size: 10, Duration: 900 * time.Millisecond}, time.Second) // a discontinuity
+	c.beginClose()
+	c.stored(segmenter.Segment{Camera: "a", Size: 10, Duration: 2 * time.Second}, 3*time.Second) // behind the shutdown flush
 	st := c.segmentStats()
-	if st.Stored != 101 || st.StoredFull != 100 || st.StoredShort != 1 || st.Bytes != 1010 {
+	if st.Stored != 102 || st.StoredFull != 100 || st.StoredShort != 2 || st.Bytes != 1020 {
 		t.Errorf("counts %+v", st)
 	}
 	if st.LatencyP50Ms != 50 || st.LatencyP99Ms != 99 || st.LatencyMaxMs != 100 {
 		t.Errorf("full latencies p50 %v p99 %v max %v, want 50 99 100", st.LatencyP50Ms, st.LatencyP99Ms, st.LatencyMaxMs)
 	}
-	if st.ShortLatencyP50Ms != 1000 || st.ShortLatencyMaxMs != 1000 {
-		t.Errorf("short latency p50 %v max %v, want 1000", st.ShortLatencyP50Ms, st.ShortLatencyMaxMs)
+	if st.ShortLatencyP50Ms != 1000 || st.ShortLatencyMaxMs != 3000 {
+		t.Errorf("short latency p50 %v max %v, want 1000 and 3000", st.ShortLatencyP50Ms, st.ShortLatencyMaxMs)
 	}
 }
 

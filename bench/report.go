@@ -147,9 +147,11 @@ type MemoryStats struct {
 }
 
 // SegmentStats summarises stored segments. Latency is from a segment's end
-// in the spool to the object stored and checked. "Full" segments reached the
-// segment duration; "short" ones were cut early, by shutdown (every camera
-// at once) or by a discontinuity, and are reported apart.
+// in the spool to the object stored and checked. "Full" segments were stored
+// while recording and last at least half the segment duration (a camera's
+// first segment is staggered); "short" ones were stored in the recorder's
+// shutdown flush (every camera at once, and segments queued behind it) or
+// cut early by a discontinuity, and are reported apart.
 type SegmentStats struct {
 	Stored            int     `json:"stored"`
 	StoredFull        int     `json:"stored_full"`

@@ -228,6 +228,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	r.progress("closing: finishing open segments and storing them")
 	r.stopFFmpeg(rep.FFmpeg)
 	recordWindow := time.Since(recordStart)
+	r.col.beginClose()
 	r.app.Close()
 	r.app = nil
 

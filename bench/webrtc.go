@@ -36,7 +36,7 @@ type WebRTCPhase struct {
 	// UDPRcvbufErrors is the machine's count of UDP datagrams dropped for a
 	// full receive buffer during the window (/proc/net/snmp), -1 unknown:
 	// where the viewers' lost packets went.
-	UDPRcvbufErrors int64 `json:"udp_rcvbuf_errors"`
+	UDPRcvbufErrors int64   `json:"udp_rcvbuf_errors"`
 	WindowS         float64 `json:"window_s"`
 	Err             string  `json:"error,omitempty"`
 }
