@@ -147,30 +147,7 @@ func BenchmarkServe(b *testing.B) {
 				if tc.audio {
 					tracks = 2
 				}
-				cmd := exec.Command(os.Args[0], "-test.run=^TestBenchReaders$", "-test.v")
-				cmd.Env = append(os.Environ(), "SYNTH_BENCH_ADDR="+s.Addr(),
-					"SYNTH_BENCH_PATHS="+strings.Join(paths, ","),
-					"SYNTH_BENCH_TRACKS="+strconv.Itoa(tracks))
-				stdin, err := cmd.StdinPipe()
-				if err != nil {
-					b.Fatal(err)
-				}
-				stdout, err := cmd.StdoutPipe()
-				if err != nil {
-					b.Fatal(err)
-				}
-				cmd.Stderr = os.Stderr
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				defer func() {
-					stdin.Close()
-					_ = cmd.Wait()
-				}()
-				sc := bufio.NewScanner(stdout)
-				for sc.Scan() && sc.Text() != "ready" {
-				}
-				go func() { _, _ = io.Copy(io.Discard, stdout) }()
+				startBenchReaders(b, s.Addr(), paths, tracks)
 				for _, p := range paths {
 					if n, _ := s.Readers(p); n != 1 {
 						b.Fatalf("camera %s has %d readers, want 1", p, n)
@@ -232,4 +209,35 @@ func BenchmarkPacketizeFrame(b *testing.B) {
 			}
 		})
 	}
+}
+
+// startBenchReaders starts this test binary's TestBenchReaders in a child
+// process reading paths (tracks each) from the RTSP server at addr, and
+// returns once it reads them all; the child stops at the end of b.
+func startBenchReaders(b *testing.B, addr string, paths []string, tracks int) {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchReaders$", "-test.v")
+	cmd.Env = append(os.Environ(), "SYNTH_BENCH_ADDR="+addr,
+		"SYNTH_BENCH_PATHS="+strings.Join(paths, ","),
+		"SYNTH_BENCH_TRACKS="+strconv.Itoa(tracks))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && sc.Text() != "ready" {
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }() // ends when the child does
 }

@@ -1,12 +1,7 @@
 package synth
 
 import (
-	"bufio"
-	"io"
-	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -41,30 +36,7 @@ func BenchmarkFleet(b *testing.B) {
 			if tc.audio {
 				tracks = 2
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^TestBenchReaders$", "-test.v")
-			cmd.Env = append(os.Environ(), "SYNTH_BENCH_ADDR="+f.Addr(),
-				"SYNTH_BENCH_PATHS="+strings.Join(paths, ","),
-				"SYNTH_BENCH_TRACKS="+strconv.Itoa(tracks))
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			cmd.Stderr = os.Stderr
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() {
-				stdin.Close()
-				_ = cmd.Wait()
-			}()
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() && sc.Text() != "ready" {
-			}
-			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			startBenchReaders(b, f.Addr(), paths, tracks)
 			if n := f.Stats().Sessions; n != int64(tc.cameras) {
 				// sessions start at the scheduler's next tick
 				time.Sleep(100 * time.Millisecond)
