@@ -170,9 +170,9 @@ func (p *pipeline) feed(u *media.Unit, tracks []*media.Track) {
 	}
 }
 
-// handle writes a unit (it) or starts a run with its tracks (it nil), then
-// feeds the consumers.
-func (p *pipeline) handle(it *item, tracks []*media.Track) {
+// handle writes a unit u, after a loss of queued units when lost, or starts
+// a run with its tracks (u nil), then feeds the consumers.
+func (p *pipeline) handle(u *media.Unit, lost bool, tracks []*media.Track) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.o.log.Error("pipeline panicked, segment closed", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
@@ -185,7 +185,7 @@ func (p *pipeline) handle(it *item, tracks []*media.Track) {
 			}()
 		}
 	}()
-	if it == nil {
+	if u == nil {
 		if err := p.writer.SetTracks(tracks); err != nil {
 			p.o.log.Warn("tracks not recordable", zap.Error(err))
 			p.gaps.down(p.writer, status.CauseStreamUnsupported, "no video track")
@@ -193,20 +193,20 @@ func (p *pipeline) handle(it *item, tracks []*media.Track) {
 		p.feed(nil, tracks)
 		return
 	}
-	if it.gap || it.unit.Gap {
-		p.gaps.note(lossCause(it.gap), "")
+	if lost || u.Gap {
+		p.gaps.note(lossCause(lost), "")
 		p.writer.Discontinuity()
 	}
-	if err := p.writer.WriteUnit(it.unit); err != nil {
+	if err := p.writer.WriteUnit(u); err != nil {
 		p.o.log.Debug("unit not written", zap.Error(err))
 	}
-	if it.unit.Key {
+	if u.Key {
 		w, h := p.writer.Dimensions()
 		p.o.setDimensions(w, h)
 	}
-	p.feed(it.unit, nil)
+	p.feed(u, nil)
 	// The segmenter and every consumer are done with the unit (consumers
 	// keep copies or read frames back through Unit.Stored): its memory
 	// goes back to the source's pool.
-	it.unit.Release()
+	u.Release()
 }

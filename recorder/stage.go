@@ -43,7 +43,7 @@ func (p *pipeline) startRun(run *sourceRun) {
 			p.replaced = append(p.replaced, i < len(run.tracks) && tracks[i] != run.tracks[i])
 		}
 	}
-	p.handle(nil, tracks)
+	p.handle(nil, false, tracks)
 }
 
 // pass hands a unit to the stage, or on when there is none.
@@ -54,7 +54,7 @@ func (p *pipeline) pass(it item) {
 			it.unit.Release()
 			return
 		}
-		p.handle(&it, nil)
+		p.handle(it.unit, it.gap, nil)
 		return
 	}
 	if it.gap {
@@ -64,7 +64,7 @@ func (p *pipeline) pass(it item) {
 }
 
 // emit is the stage's way on to the segmenter and the consumers.
-func (p *pipeline) emit(u *media.Unit) { p.handle(&item{unit: u}, nil) }
+func (p *pipeline) emit(u *media.Unit) { p.handle(u, false, nil) }
 
 // endStage flushes and frees the stage of the run that ends.
 func (p *pipeline) endStage() {
