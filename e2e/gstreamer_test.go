@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -19,43 +18,8 @@ import (
 // the test.
 func gstRTSPServer(t *testing.T) string {
 	t.Helper()
-	// Debian's python3-gi belongs to Debian's interpreter, which may not be
-	// the first python3 on PATH.
-	python := "/usr/bin/python3"
-	if _, err := os.Stat(python); err != nil {
-		python = "python3"
-	}
-	cmd := exec.Command(python, "testdata/gst_rtsp_server.py",
+	stdout, stderr := startGstScript(t, "gst_rtsp_server.py",
 		"../synth/fixtures/h264_720p.h264", "../synth/fixtures/h265_720p.h265", "../synth/fixtures/aac_16k_mono.aac")
-	// GStreamer's warnings and errors, shown if the test fails.
-	cmd.Env = append(os.Environ(), "GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1")
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The server stops when its standard input closes, even if the test
-	// process dies without killing it.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			out := stderr.String()
-			if len(out) > 20000 {
-				out = out[len(out)-20000:]
-			}
-			t.Logf("gst_rtsp_server.py stderr (tail):\n%s", out)
-		}
-	})
 	ports := make(chan int, 1)
 	go func() {
 		defer close(ports)

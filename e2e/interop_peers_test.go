@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -232,6 +233,53 @@ func listensOn(pid, port int) bool {
 	return false
 }
 
+// gstPython is the Python that runs the GStreamer scripts of testdata:
+// Debian's python3-gi belongs to Debian's interpreter, which may not be the
+// first python3 on PATH.
+func gstPython() string {
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	return "python3"
+}
+
+// startGstScript runs testdata/script with args (a GStreamer server) and
+// returns its standard output and standard error. The script stops when its standard input
+// closes, even if the test process dies without killing it; it is killed
+// at the end of the test, and its standard error (GStreamer's warnings and
+// errors) is logged if the test failed.
+func startGstScript(t *testing.T, script string, args ...string) (io.Reader, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(gstPython(), append([]string{"testdata/" + script}, args...)...)
+	cmd.Env = append(os.Environ(), "GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			out := stderr.String()
+			if len(out) > 20000 {
+				out = out[len(out)-20000:]
+			}
+			t.Logf("%s stderr (tail):\n%s", script, out)
+		}
+	})
+	return stdout, stderr
+}
+
 // publishing reports whether MediaMTX has a publisher on path.
 func (m *mediaMTX) publishing(path string) bool {
 	return strings.Contains(m.log.String(), "is publishing to path '"+path+"'")
@@ -312,41 +360,7 @@ func startGstMatrix(t *testing.T, servers map[string]gstServer, mounts []gstMoun
 	if err := os.WriteFile(confPath, conf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Debian's python3-gi belongs to Debian's interpreter, which may not be
-	// the first python3 on PATH.
-	python := "/usr/bin/python3"
-	if _, err := os.Stat(python); err != nil {
-		python = "python3"
-	}
-	cmd := exec.Command(python, "testdata/gst_matrix_server.py", confPath)
-	cmd.Env = append(os.Environ(), "GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1")
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The server stops when its standard input closes, even if the test
-	// process dies without killing it.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			out := stderr.String()
-			if len(out) > 20000 {
-				out = out[len(out)-20000:]
-			}
-			t.Logf("gst_matrix_server.py stderr (tail):\n%s", out)
-		}
-	})
+	stdout, stderr := startGstScript(t, "gst_matrix_server.py", confPath)
 	type report struct {
 		ports map[string]int
 		ok    bool

@@ -96,13 +96,9 @@ func TestWebRTCGStreamerViewer(t *testing.T) {
 		t.Fatal(err)
 	}
 	whep := a.WHEPURL("cam", time.Now().Add(time.Hour))
-	python := "/usr/bin/python3"
-	if _, err := os.Stat(python); err != nil {
-		python = "python3"
-	}
 	var out []byte
 	waitFor(t, 40*time.Second, "GStreamer to decode the WebRTC stream", func() bool {
-		cmd := exec.Command(python, "testdata/gst_whep_client.py", whep, "30")
+		cmd := exec.Command(gstPython(), "testdata/gst_whep_client.py", whep, "30")
 		cmd.Env = append(os.Environ(), "GST_DEBUG="+os.Getenv("VIGIA_GST_DEBUG"))
 		var err error
 		out, err = cmd.CombinedOutput()
