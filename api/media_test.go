@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"path"
 	"strconv"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestMediaOperations(t *testing.T) {
 			{base.Add(-2 * time.Hour), time.Minute},
 		}
 		for _, s := range segs {
-			e.put(storage.SegmentKey(c, s.start, s.dur), "seg-"+strconv.FormatInt(s.start.UnixMilli(), 10))
+			e.put(storage.SegmentKey(c, s.start, s.dur, 4), "seg-"+strconv.FormatInt(s.start.UnixMilli(), 10))
 		}
 		d := e.digest(PurposeDigest, id)
 		ms := strconv.FormatInt(base.UnixMilli(), 10)
@@ -59,7 +60,7 @@ func TestMediaOperations(t *testing.T) {
 		}
 		first := data[0].(map[string]any)
 		if first["ini"] != strconv.FormatInt(segs[0].start.UnixMilli(), 10) || first["dur"] != "60000" ||
-			first["start_date"] != segs[0].start.UTC().Format(layoutDateTime) || first["file"] == "" {
+			first["start_date"] != segs[0].start.UTC().Format(layoutDateTime) || first["file"] != path.Base(storage.SegmentKey(c, segs[0].start, segs[0].dur, 4)) {
 			t.Fatalf("recording record: %v", first)
 		}
 		if got := fetch(t, first["url"].(string)); got != "seg-"+first["ini"].(string) {

@@ -63,7 +63,7 @@ func TestPathIDCanonical(t *testing.T) {
 		// The camera's objects, and decoys under the padded prefix "0"+c.
 		for _, cam := range []string{c, "0" + c} {
 			body := "init" + "segment of " + cam
-			err := e.store.Put(context.Background(), storage.SegmentKey(cam, now.Add(-30*time.Minute), 6*time.Second),
+			err := e.store.Put(context.Background(), storage.SegmentKey(cam, now.Add(-30*time.Minute), 6*time.Second, 4),
 				strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{catalogue.MetaInitSize: "4"}})
 			if err != nil {
 				t.Fatal(err)

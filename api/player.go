@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vigia/vigia/api/db"
@@ -184,14 +182,15 @@ func (s *Server) vod(w http.ResponseWriter, r *http.Request) error {
 
 // segment is GET /api/camera/{id}/segment/{file}: with the player's
 // authentication, a redirect (302) to a storage URL of the recording
-// segment file ({startMs}_{durMs}.mp4) valid storage.signed_url_expiry.
+// segment file ({startMs}_{durMs}_{initSize}.mp4, or {startMs}_{durMs}.mp4
+// for a segment stored in the older form) valid storage.signed_url_expiry.
 // A file name that is not a segment's is 404.
 func (s *Server) segment(w http.ResponseWriter, r *http.Request) error {
 	a, err := s.playerAccess(r)
 	if err != nil {
 		return err
 	}
-	key := segmentKeyOf(camID(a.cam.ID), r.PathValue("file"))
+	key := storage.SegmentKeyOfName(camID(a.cam.ID), r.PathValue("file"))
 	if key == "" {
 		return fail(http.StatusNotFound, "no such segment")
 	}
@@ -202,24 +201,4 @@ func (s *Server) segment(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, u, http.StatusFound)
 	return nil
-}
-
-// segmentKeyOf returns the storage key of camera's segment file
-// ({startMs}_{durMs}.mp4), "" when file is not such a name.
-func segmentKeyOf(camera, file string) string {
-	name, ok := strings.CutSuffix(file, ".mp4")
-	startS, durS, ok2 := strings.Cut(name, "_")
-	if !ok || !ok2 {
-		return ""
-	}
-	start, err1 := strconv.ParseInt(startS, 10, 64)
-	dur, err2 := strconv.ParseInt(durS, 10, 64)
-	if err1 != nil || err2 != nil || start < 0 || dur < 0 || dur > int64(24*time.Hour/time.Millisecond) {
-		return ""
-	}
-	key := storage.SegmentKey(camera, time.UnixMilli(start), time.Duration(dur)*time.Millisecond)
-	if key == "" || path.Base(key) != file {
-		return ""
-	}
-	return key
 }

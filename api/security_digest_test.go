@@ -71,7 +71,7 @@ func digestRoutes(tok string, now time.Time) []digestRoute {
 		}},
 		{"vod segment", "GET", "/api/camera/{id}/segment/{file}", []string{"player_digest"}, false, func(c, p, v string) string {
 			// The segment stored half an hour before now (TestDigestsRefused).
-			return "/api/camera/" + c + "/segment/" + path.Base(storage.SegmentKey(c, now.Add(-30*time.Minute), 6*time.Second)) + "?" + q(p, v)
+			return "/api/camera/" + c + "/segment/" + path.Base(storage.SegmentKey(c, now.Add(-30*time.Minute), 6*time.Second, 4)) + "?" + q(p, v)
 		}},
 		{"player live url", "GET", "/api/camera/{id}/player/live-url", []string{"player_digest"}, false, func(c, p, v string) string {
 			return "/api/camera/" + c + "/player/live-url?" + q(p, v)
@@ -166,7 +166,7 @@ func TestDigestsRefused(t *testing.T) {
 		// time at which the right digest is accepted.
 		for _, at := range []time.Time{today, time.Date(2025, 3, 11, 0, 59, 59, 0, time.UTC)} {
 			body := "init" + "segment"
-			err := e.store.Put(context.Background(), storage.SegmentKey(camID(camA), at.Add(-30*time.Minute), 6*time.Second),
+			err := e.store.Put(context.Background(), storage.SegmentKey(camID(camA), at.Add(-30*time.Minute), 6*time.Second, 4),
 				strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{catalogue.MetaInitSize: "4"}})
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,9 +64,13 @@ func (e *env) collect(tok string, id int64) (api, store []handedOut) {
 	c := camID(id)
 	now := e.clock.Now()
 	body := "init" + "segment"
-	if err := e.store.Put(context.Background(), storage.SegmentKey(c, now.Add(-30*time.Minute), 6*time.Second),
-		strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{catalogue.MetaInitSize: "4"}}); err != nil {
-		e.t.Fatal(err)
+	// A segment whose key carries its init size, and one stored in the
+	// older key form (its init size in the metadata only).
+	for _, key := range []string{storage.SegmentKey(c, now.Add(-30*time.Minute), 6*time.Second, 4), storage.SegmentKey(c, now.Add(-20*time.Minute), 6*time.Second, 0)} {
+		if err := e.store.Put(context.Background(), key,
+			strings.NewReader(body), int64(len(body)), storage.PutOptions{Metadata: map[string]string{catalogue.MetaInitSize: "4"}}); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	e.put(storage.MinuteThumbKey(c, now.Add(-time.Minute)), "minute")
 	e.put(storage.HourlyThumbKey(c, now.Truncate(time.Hour)), "hour")
@@ -115,6 +120,7 @@ func (e *env) collect(tok string, id int64) (api, store []handedOut) {
 	if status != 200 {
 		e.t.Fatalf("playlist: %d %s", status, playlist)
 	}
+	keyed, older := 0, 0
 	for _, line := range strings.Split(string(playlist), "\n") {
 		u := line
 		if strings.HasPrefix(line, "#EXT-X-MAP:URI=") {
@@ -128,7 +134,18 @@ func (e *env) collect(tok string, id int64) (api, store []handedOut) {
 		if status != http.StatusFound || loc == "" {
 			e.t.Fatalf("segment %s: %d, want a redirect", u, status)
 		}
+		if file, _, _ := strings.Cut(path.Base(u), "?"); !strings.Contains(loc, "/"+file+"?") {
+			e.t.Fatalf("segment %s redirects to %s, not to its object", u, loc)
+		}
 		store = append(store, handedOut{"segment storage URL", loc})
+		if file, _, _ := strings.Cut(path.Base(u), "?"); strings.Count(file, "_") == 2 {
+			keyed++
+		} else {
+			older++
+		}
+	}
+	if keyed == 0 || older == 0 {
+		e.t.Fatalf("%d addresses of segments keyed with their init sizes, %d of the older form, want both: %s", keyed, older, playlist)
 	}
 	// The storage URLs of the listings.
 	var recs upperBody

@@ -25,7 +25,7 @@ func TestPlayerTimeline(t *testing.T) {
 	c := camID(id)
 	now := e.clock.Now()
 	seg := func(start time.Time, d time.Duration) {
-		if err := e.store.Put(context.Background(), storage.SegmentKey(c, start, d), strings.NewReader("initsegment"), 11,
+		if err := e.store.Put(context.Background(), storage.SegmentKey(c, start, d, 4), strings.NewReader("initsegment"), 11,
 			storage.PutOptions{Metadata: map[string]string{catalogue.MetaInitSize: "4"}}); err != nil {
 			t.Fatal(err)
 		}

@@ -289,9 +289,15 @@ func (a *App) startRecorder() error {
 	return a.spool.Start()
 }
 
+// segmentKey is the storage key of a spooled segment: its init size is in
+// the key, so that a listing gives what a recorded playlist needs.
+func segmentKey(seg segmenter.Segment) string {
+	return storage.SegmentKey(seg.Camera, seg.Start, seg.Duration, seg.InitSize)
+}
+
 // uploadSegment stores a spooled segment and checks what was stored.
 func (a *App) uploadSegment(ctx context.Context, seg segmenter.Segment, body io.ReadSeeker) error {
-	key := storage.SegmentKey(seg.Camera, seg.Start, seg.Duration)
+	key := segmentKey(seg)
 	if key == "" {
 		return fmt.Errorf("segment of camera %q has no valid key", seg.Camera)
 	}
@@ -337,7 +343,7 @@ func (a *App) segmentStored(seg segmenter.Segment, latency time.Duration) {
 		a.mode.OnSegmentStored(seg, latency)
 	}
 	n := bus.SegmentNotice{
-		Camera: seg.Camera, Key: storage.SegmentKey(seg.Camera, seg.Start, seg.Duration),
+		Camera: seg.Camera, Key: segmentKey(seg),
 		StartMs: seg.StartMs(), DurMs: seg.DurationMs(), Size: seg.Size, InitSize: seg.InitSize,
 	}
 	a.cat.NoteInitSize(n.Key, n.InitSize)

@@ -16,7 +16,7 @@ import (
 // putSegment stores a segment of camera that started age ago.
 func putSegment(t *testing.T, a *App, camera string, age time.Duration) string {
 	t.Helper()
-	key := storage.SegmentKey(camera, time.Now().Add(-age), 6*time.Second)
+	key := storage.SegmentKey(camera, time.Now().Add(-age), 6*time.Second, 1)
 	if err := a.Store().Put(context.Background(), key, strings.NewReader("x"), 1, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"image"
 	"image/jpeg"
@@ -296,12 +297,21 @@ func TestSnapshots(t *testing.T) {
 		}
 		return segKey != ""
 	})
-	_, startMs, durMs, err := storage.ParseSegmentKey(segKey)
+	_, startMs, durMs, initSize, err := storage.ParseSegmentKey(segKey)
 	if err != nil {
 		t.Fatal(err)
 	}
+	body := getObject(t, a.store, segKey)
+	// The key carries the init size: the ftyp and moov boxes, as the
+	// init-size metadata says.
+	if n := initBoxes(body); initSize <= 0 || initSize != n {
+		t.Fatalf("segment %s: init size %d in the key, ftyp+moov are %d bytes", segKey, initSize, n)
+	}
+	if obj, err := a.store.Stat(context.Background(), segKey); err != nil || obj.Metadata["init-size"] != strconv.FormatInt(initSize, 10) {
+		t.Fatalf("segment %s: init-size metadata %q (%v), key says %d", segKey, obj.Metadata["init-size"], err, initSize)
+	}
 	mp4 := filepath.Join(t.TempDir(), "seg.mp4")
-	if err := os.WriteFile(mp4, getObject(t, a.store, segKey), 0o644); err != nil {
+	if err := os.WriteFile(mp4, body, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := time.UnixMilli(startMs)
@@ -328,4 +338,17 @@ func TestSnapshots(t *testing.T) {
 	if _, _, err := a.SnapshotAt(context.Background(), cam, start.Add(-time.Hour)); err == nil {
 		t.Fatal("snapshot an hour before the first recording succeeded")
 	}
+}
+
+// initBoxes returns the byte size of the leading ftyp and moov boxes of an
+// fMP4 file, 0 when it does not start with them.
+func initBoxes(b []byte) int64 {
+	var n int64
+	for _, want := range []string{"ftyp", "moov"} {
+		if int64(len(b)) < n+8 || string(b[n+4:n+8]) != want {
+			return 0
+		}
+		n += int64(binary.BigEndian.Uint32(b[n : n+4]))
+	}
+	return n
 }

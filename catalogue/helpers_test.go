@@ -46,11 +46,24 @@ func backends(t *testing.T) []backend {
 	}
 }
 
-// putSegment stores a segment of camera with an init-size (0: none) and a
-// body of init+100 bytes, and returns its key.
+// putSegment stores a segment of camera as the recorder does: the init
+// size in its key and its init-size metadata (0: neither), and a body of
+// init+100 bytes. It returns the key.
 func putSegment(t *testing.T, st storage.Store, camera string, start time.Time, dur time.Duration, init int64) string {
 	t.Helper()
-	key := storage.SegmentKey(camera, start, dur)
+	return putSegmentKey(t, st, storage.SegmentKey(camera, start, dur, init), init)
+}
+
+// putOlderSegment stores a segment as recorders did before keys carried
+// the init size: {startMs}_{durMs}.mp4, the init size in its init-size
+// metadata only (0: none).
+func putOlderSegment(t *testing.T, st storage.Store, camera string, start time.Time, dur time.Duration, init int64) string {
+	t.Helper()
+	return putSegmentKey(t, st, storage.SegmentKey(camera, start, dur, 0), init)
+}
+
+func putSegmentKey(t *testing.T, st storage.Store, key string, init int64) string {
+	t.Helper()
 	var md map[string]string
 	if init > 0 {
 		md = map[string]string{MetaInitSize: strconv.FormatInt(init, 10)}

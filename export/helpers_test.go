@@ -54,7 +54,7 @@ func recordFixture(t testing.TB, st storage.Store, cam, codec string, small, aud
 	sp, err := segmenter.NewSpool(segmenter.SpoolConfig{
 		Dir: t.TempDir(),
 		Upload: func(ctx context.Context, seg segmenter.Segment, body io.ReadSeeker) error {
-			return st.Put(ctx, storage.SegmentKey(seg.Camera, seg.Start, seg.Duration), body, seg.Size, storage.PutOptions{})
+			return st.Put(ctx, storage.SegmentKey(seg.Camera, seg.Start, seg.Duration, seg.InitSize), body, seg.Size, storage.PutOptions{})
 		},
 		RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 		Log: zap.NewNop(),

@@ -76,7 +76,7 @@ func record(t testing.TB, store storage.Store, camera string, start time.Time, d
 			"codec": string(seg.Codec), "init-size": strconv.FormatInt(seg.InitSize, 10),
 			"width": strconv.Itoa(seg.Width), "height": strconv.Itoa(seg.Height),
 		}
-		return store.Put(ctx, storage.SegmentKey(seg.Camera, seg.Start, seg.Duration), body, seg.Size,
+		return store.Put(ctx, storage.SegmentKey(seg.Camera, seg.Start, seg.Duration, seg.InitSize), body, seg.Size,
 			storage.PutOptions{ContentType: "video/mp4", Metadata: md})
 	}
 	sp, err := segmenter.NewSpool(segmenter.SpoolConfig{Dir: t.TempDir(), Upload: upload, Log: zap.NewNop()})

@@ -72,7 +72,7 @@ func BenchmarkTimelineSeek(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for at := range keys {
-				if err := ts.store.Put(context.Background(), storage.SegmentKey(cam, at, one.Duration()), bytes.NewReader(data), int64(len(data)),
+				if err := ts.store.Put(context.Background(), storage.SegmentKey(cam, at, one.Duration(), one.InitSize), bytes.NewReader(data), int64(len(data)),
 					storage.PutOptions{Metadata: map[string]string{"init-size": strconv.FormatInt(one.InitSize, 10)}}); err != nil {
 					failed.Store(err)
 				}

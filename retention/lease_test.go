@@ -63,7 +63,7 @@ func TestStartSweeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := storage.SegmentKey("cam1", time.Now().Add(-72*time.Hour), time.Second)
+	old := storage.SegmentKey("cam1", time.Now().Add(-72*time.Hour), time.Second, 812)
 	put(t, st, old, 1)
 	p := &plan{days: map[string]int{"cam1": 1}}
 	s, err := New(Config{Store: st, Cameras: p.cameras, Poll: 20 * time.Millisecond, Log: zap.NewNop()})

@@ -57,10 +57,12 @@ func cmpStr(a, b string) int {
 }
 
 // objectKeys returns the keys of one camera's objects written at t: a
-// segment, a minute thumbnail, an hourly thumbnail and a snapshot.
+// segment (in both key forms), a minute thumbnail, an hourly thumbnail and
+// a snapshot.
 func objectKeys(cam string, t time.Time) []string {
 	return []string{
-		storage.SegmentKey(cam, t, 10*time.Second),
+		storage.SegmentKey(cam, t, 10*time.Second, 812),
+		storage.SegmentKey(cam, t, 10*time.Second, 0),
 		storage.MinuteThumbKey(cam, t),
 		storage.HourlyThumbKey(cam, t),
 		storage.SnapshotKey(cam, t),
@@ -141,7 +143,7 @@ func runRetention(t *testing.T, st storage.Store) {
 		keys[cam][-1] = []string{ev} // written now (real clock)
 	}
 	// An object of an unknown camera is never touched.
-	stranger := storage.SegmentKey("stranger", base.Add(-400*24*time.Hour), time.Second)
+	stranger := storage.SegmentKey("stranger", base.Add(-400*24*time.Hour), time.Second, 812)
 	put(t, st, stranger, 1)
 
 	spy := &listSpy{Store: st}

@@ -10,7 +10,8 @@ import (
 
 // Key layout (paths use UTC):
 //
-//	rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{startMs}_{durMs}.mp4     recording segment
+//	rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{startMs}_{durMs}_{initSize}.mp4  recording segment
+//	rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{startMs}_{durMs}.mp4     recording segment, older form
 //	rec/{camera}/{YYYY}/{MM}/{DD}/{HH}/{startMs}_{durMs}_{cause}.gap  gap record
 //	thumbs/{camera}/{YYYY}/{MM}/{DD}/{HH}/{unixSec}.jpg           minute thumbnail
 //	thumbs-hourly/{camera}/{YYYY}/{MM}/{DD}/{unixSec}.jpg         hourly thumbnail
@@ -43,13 +44,80 @@ const (
 const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
 
 // SegmentKey returns the key of the recording segment of camera that starts
-// at start and lasts dur (both kept to the millisecond).
-func SegmentKey(camera string, start time.Time, dur time.Duration) string {
-	if !ValidCameraID(camera) || !validTime(start) || dur < 0 {
+// at start, lasts dur (both kept to the millisecond) and whose init part
+// (ftyp+moov) is initSize bytes: {startMs}_{durMs}_{initSize}.mp4, so that
+// a listing gives what a playlist needs. Without initSize, or with 0 (not
+// known), it returns the older form {startMs}_{durMs}.mp4, whose init size
+// only the object's metadata holds: a segment's writer passes its init
+// size, and so does whoever finds a segment by its writer's values. (The
+// parameter is variadic while callers move to the new form; more than one
+// value is refused.)
+func SegmentKey(camera string, start time.Time, dur time.Duration, initSize ...int64) string {
+	var n int64
+	switch len(initSize) {
+	case 0:
+	case 1:
+		n = initSize[0]
+	default:
 		return ""
 	}
-	return PrefixRecordings + camera + "/" + hourPath(start) + "/" +
-		strconv.FormatInt(start.UnixMilli(), 10) + "_" + strconv.FormatInt(dur.Milliseconds(), 10) + segmentExt
+	if !ValidCameraID(camera) || !validTime(start) || dur < 0 || n < 0 {
+		return ""
+	}
+	return SegmentPrefix(camera, start) + segmentName(start.UnixMilli(), dur.Milliseconds(), n)
+}
+
+// segmentName is the last segment of a segment key.
+func segmentName(startMs, durMs, initSize int64) string {
+	b := make([]byte, 0, 48)
+	b = strconv.AppendInt(b, startMs, 10)
+	b = append(b, '_')
+	b = strconv.AppendInt(b, durMs, 10)
+	if initSize > 0 {
+		b = append(b, '_')
+		b = strconv.AppendInt(b, initSize, 10)
+	}
+	return string(append(b, segmentExt...))
+}
+
+// SegmentKeyOfName returns the key of camera's recording segment whose
+// last key segment (path.Base of the key) is name, in either form
+// SegmentKey builds, or "" when name is not such a name.
+func SegmentKeyOfName(camera, name string) string {
+	if !ValidCameraID(camera) {
+		return ""
+	}
+	stem, ok := strings.CutSuffix(name, segmentExt)
+	if !ok {
+		return ""
+	}
+	startMs, durMs, initSize, ok := parseSegmentStem(stem)
+	if !ok || !validTime(time.UnixMilli(startMs)) {
+		return ""
+	}
+	return SegmentKey(camera, time.UnixMilli(startMs), time.Duration(durMs)*time.Millisecond, initSize)
+}
+
+// parseSegmentStem splits {startMs}_{durMs} or {startMs}_{durMs}_{initSize}
+// (canonical decimals, initSize above 0, durMs within a time.Duration).
+func parseSegmentStem(stem string) (startMs, durMs, initSize int64, ok bool) {
+	startStr, rest, ok := strings.Cut(stem, "_")
+	if !ok {
+		return 0, 0, 0, false
+	}
+	durStr, initStr, withInit := strings.Cut(rest, "_")
+	if startMs, ok = parseCanonical(startStr); !ok {
+		return 0, 0, 0, false
+	}
+	if durMs, ok = parseCanonical(durStr); !ok || durMs > maxDurationMs {
+		return 0, 0, 0, false
+	}
+	if withInit {
+		if initSize, ok = parseCanonical(initStr); !ok || initSize == 0 {
+			return 0, 0, 0, false
+		}
+	}
+	return startMs, durMs, initSize, true
 }
 
 // SegmentPrefix returns the prefix of camera's recording segments that start
@@ -69,18 +137,19 @@ func CameraSegmentsPrefix(camera string) string {
 	return PrefixRecordings + camera + "/"
 }
 
-// ParseSegmentKey splits a recording segment key made by SegmentKey. It
+// ParseSegmentKey splits a recording segment key made by SegmentKey, in
+// either form: initSize is 0 for the older {startMs}_{durMs}.mp4. It
 // refuses anything else, including keys whose date path does not match the
 // start time. Refusals wrap ErrInvalidSegmentKey.
-func ParseSegmentKey(key string) (camera string, startMs, durMs int64, err error) {
+func ParseSegmentKey(key string) (camera string, startMs, durMs, initSize int64, err error) {
 	e, err := ParseRecordingKey(key)
 	if err == nil && e.Kind != KindSegment {
 		err = fmt.Errorf("%w: %q: not an %s", ErrInvalidSegmentKey, key, segmentExt)
 	}
 	if err != nil {
-		return "", 0, 0, err
+		return "", 0, 0, 0, err
 	}
-	return e.Camera, e.StartMs, e.DurMs, nil
+	return e.Camera, e.StartMs, e.DurMs, e.InitSize, nil
 }
 
 // GapKey returns the key of camera's gap record that starts at start, lasts
@@ -128,13 +197,17 @@ type RecordingEntry struct {
 	// StartMs is the start, Unix milliseconds; DurMs the duration in
 	// milliseconds (0 for an open gap).
 	StartMs, DurMs int64
+	// InitSize is a segment's init part (ftyp+moov) in bytes, as its key
+	// says; 0 for a gap record and for a segment key of the older form
+	// {startMs}_{durMs}.mp4, whose init size only its metadata holds.
+	InitSize int64
 	// Cause is a gap record's cause, "" for a segment.
 	Cause string
 }
 
-// ParseRecordingKey splits a key made by SegmentKey or GapKey. It refuses
-// anything else, including keys whose date path does not match the start
-// time. Refusals wrap ErrInvalidSegmentKey.
+// ParseRecordingKey splits a key made by SegmentKey (either form) or
+// GapKey. It refuses anything else, including keys whose date path does not
+// match the start time. Refusals wrap ErrInvalidSegmentKey.
 func ParseRecordingKey(key string) (RecordingEntry, error) {
 	var e RecordingEntry
 	parts := strings.Split(key, "/")
@@ -145,28 +218,26 @@ func ParseRecordingKey(key string) (RecordingEntry, error) {
 	if !ValidCameraID(e.Camera) {
 		return e, fmt.Errorf("%w: %q: bad camera id", ErrInvalidSegmentKey, key)
 	}
-	name, ok := strings.CutSuffix(parts[6], segmentExt)
-	if ok {
+	if stem, ok := strings.CutSuffix(parts[6], segmentExt); ok {
 		e.Kind = KindSegment
-	} else if name, ok = strings.CutSuffix(parts[6], gapExt); ok {
+		if e.StartMs, e.DurMs, e.InitSize, ok = parseSegmentStem(stem); !ok {
+			return e, fmt.Errorf("%w: %q: name is not {startMs}_{durMs}_{initSize} or {startMs}_{durMs}", ErrInvalidSegmentKey, key)
+		}
+	} else if stem, ok = strings.CutSuffix(parts[6], gapExt); ok {
 		e.Kind = KindGap
-		f := strings.SplitN(name, "_", 3)
+		f := strings.SplitN(stem, "_", 3)
 		if len(f) != 3 || !validCause(f[2]) {
 			return e, fmt.Errorf("%w: %q: name is not {startMs}_{durMs}_{cause}", ErrInvalidSegmentKey, key)
 		}
-		name, e.Cause = f[0]+"_"+f[1], f[2]
+		e.Cause = f[2]
+		if e.StartMs, ok = parseCanonical(f[0]); !ok {
+			return e, fmt.Errorf("%w: %q: bad start", ErrInvalidSegmentKey, key)
+		}
+		if e.DurMs, ok = parseCanonical(f[1]); !ok || e.DurMs > maxDurationMs {
+			return e, fmt.Errorf("%w: %q: bad duration", ErrInvalidSegmentKey, key)
+		}
 	} else {
 		return e, fmt.Errorf("%w: %q: not an %s or %s", ErrInvalidSegmentKey, key, segmentExt, gapExt)
-	}
-	startStr, durStr, ok := strings.Cut(name, "_")
-	if !ok {
-		return e, fmt.Errorf("%w: %q: name is not {startMs}_{durMs}", ErrInvalidSegmentKey, key)
-	}
-	if e.StartMs, ok = parseCanonical(startStr); !ok {
-		return e, fmt.Errorf("%w: %q: bad start", ErrInvalidSegmentKey, key)
-	}
-	if e.DurMs, ok = parseCanonical(durStr); !ok || e.DurMs > maxDurationMs {
-		return e, fmt.Errorf("%w: %q: bad duration", ErrInvalidSegmentKey, key)
 	}
 	start := time.UnixMilli(e.StartMs)
 	if !validTime(start) || strings.Join(parts[2:6], "/") != hourPath(start) {

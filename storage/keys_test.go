@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"errors"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +19,12 @@ func TestKeyBuilders(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"segment", storage.SegmentKey("cam-1", t0, 60*time.Second), "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4"},
-		{"segment in other zone uses UTC path", storage.SegmentKey("cam-1", t0.In(sp), 1500*time.Millisecond), "rec/cam-1/2024/05/06/07/1714979289123_1500.mp4"},
-		{"segment zero duration", storage.SegmentKey("c", t0, 0), "rec/c/2024/05/06/07/1714979289123_0.mp4"},
+		{"segment", storage.SegmentKey("cam-1", t0, 60*time.Second, 812), "rec/cam-1/2024/05/06/07/1714979289123_60000_812.mp4"},
+		{"segment without init size", storage.SegmentKey("cam-1", t0, 60*time.Second, 0), "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4"},
+		{"segment, init size left out", storage.SegmentKey("cam-1", t0, 60*time.Second), "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4"},
+		{"segment, two init sizes", storage.SegmentKey("cam-1", t0, 60*time.Second, 812, 813), ""},
+		{"segment in other zone uses UTC path", storage.SegmentKey("cam-1", t0.In(sp), 1500*time.Millisecond, 1), "rec/cam-1/2024/05/06/07/1714979289123_1500_1.mp4"},
+		{"segment zero duration", storage.SegmentKey("c", t0, 0, 0), "rec/c/2024/05/06/07/1714979289123_0.mp4"},
 		{"segment prefix", storage.SegmentPrefix("cam-1", t0), "rec/cam-1/2024/05/06/07/"},
 		{"camera segments", storage.CameraSegmentsPrefix("cam_2"), "rec/cam_2/"},
 		{"minute thumb", storage.MinuteThumbKey("cam-1", t0), "thumbs/cam-1/2024/05/06/07/1714979289.jpg"},
@@ -30,12 +34,13 @@ func TestKeyBuilders(t *testing.T) {
 		{"snapshot", storage.SnapshotKey("cam-1", t0), "snap/cam-1/1714979289123.jpg"},
 		{"event image", storage.EventImageKey("cam-1", "ev_42"), "events/cam-1/ev_42.jpg"},
 		{"video", storage.VideoKey("v-9"), "videos/v-9.mp4"},
-		{"bad camera", storage.SegmentKey("../x", t0, time.Second), ""},
+		{"bad camera", storage.SegmentKey("../x", t0, time.Second, 1), ""},
 		{"empty camera", storage.SnapshotKey("", t0), ""},
 		{"slash camera", storage.MinuteThumbKey("a/b", t0), ""},
 		{"long camera", storage.HourlyThumbKey(string(make([]byte, 65)), t0), ""},
-		{"negative duration", storage.SegmentKey("c", t0, -time.Second), ""},
-		{"before 1970", storage.SegmentKey("c", time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC), time.Second), ""},
+		{"negative duration", storage.SegmentKey("c", t0, -time.Second, 1), ""},
+		{"negative init size", storage.SegmentKey("c", t0, time.Second, -1), ""},
+		{"before 1970", storage.SegmentKey("c", time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC), time.Second, 1), ""},
 		{"after 9999", storage.SegmentPrefix("c", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)), ""},
 		{"bad event id", storage.EventImageKey("c", "a.b"), ""},
 		{"bad video id", storage.VideoKey("../v"), ""},
@@ -56,16 +61,20 @@ func TestKeyBuilders(t *testing.T) {
 
 // parseCases seed both TestParseSegmentKey and FuzzParseSegmentKey.
 var parseCases = []struct {
-	name    string
-	key     string
-	camera  string
-	start   int64
-	dur     int64
-	wantErr bool
+	name     string
+	key      string
+	camera   string
+	start    int64
+	dur      int64
+	initSize int64
+	wantErr  bool
 }{
-	{name: "valid", key: "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4", camera: "cam-1", start: 1714979289123, dur: 60000},
+	{name: "valid", key: "rec/cam-1/2024/05/06/07/1714979289123_60000_812.mp4", camera: "cam-1", start: 1714979289123, dur: 60000, initSize: 812},
+	{name: "older form", key: "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4", camera: "cam-1", start: 1714979289123, dur: 60000},
 	{name: "epoch", key: "rec/c/1970/01/01/00/0_0.mp4", camera: "c", start: 0, dur: 0},
-	{name: "hour boundary", key: "rec/c/2024/05/06/08/1714982400000_1.mp4", camera: "c", start: 1714982400000, dur: 1},
+	{name: "epoch with init size", key: "rec/c/1970/01/01/00/0_0_1.mp4", camera: "c", start: 0, dur: 0, initSize: 1},
+	{name: "hour boundary", key: "rec/c/2024/05/06/08/1714982400000_1_5000.mp4", camera: "c", start: 1714982400000, dur: 1, initSize: 5000},
+	{name: "largest init size", key: "rec/c/2024/05/06/07/1714979289123_60000_9223372036854775807.mp4", camera: "c", start: 1714979289123, dur: 60000, initSize: 9223372036854775807},
 	{name: "wrong hour", key: "rec/c/2024/05/06/08/1714979289123_60000.mp4", wantErr: true},
 	{name: "local hour", key: "rec/c/2024/05/06/04/1714979289123_60000.mp4", wantErr: true},
 	{name: "wrong prefix", key: "thumbs/c/2024/05/06/07/1714979289123_60000.mp4", wantErr: true},
@@ -75,7 +84,14 @@ var parseCases = []struct {
 	{name: "extra level", key: "rec/c/2024/05/06/07/x/1714979289123_60000.mp4", wantErr: true},
 	{name: "not mp4", key: "rec/c/2024/05/06/07/1714979289123_60000.jpg", wantErr: true},
 	{name: "no underscore", key: "rec/c/2024/05/06/07/1714979289123.mp4", wantErr: true},
-	{name: "two underscores", key: "rec/c/2024/05/06/07/1714979289123_60000_1.mp4", wantErr: true},
+	{name: "three underscores", key: "rec/c/2024/05/06/07/1714979289123_60000_1_2.mp4", wantErr: true},
+	{name: "zero init size", key: "rec/c/2024/05/06/07/1714979289123_60000_0.mp4", wantErr: true},
+	{name: "init size leading zero", key: "rec/c/2024/05/06/07/1714979289123_60000_0812.mp4", wantErr: true},
+	{name: "empty init size", key: "rec/c/2024/05/06/07/1714979289123_60000_.mp4", wantErr: true},
+	{name: "negative init size", key: "rec/c/2024/05/06/07/1714979289123_60000_-812.mp4", wantErr: true},
+	{name: "init size overflow", key: "rec/c/2024/05/06/07/1714979289123_60000_9223372036854775808.mp4", wantErr: true},
+	{name: "init size not decimal", key: "rec/c/2024/05/06/07/1714979289123_60000_0x32c.mp4", wantErr: true},
+	{name: "cause on a segment", key: "rec/c/2024/05/06/07/1714979289123_60000_rtp_loss.mp4", wantErr: true},
 	{name: "negative start", key: "rec/c/1969/12/31/23/-1_60000.mp4", wantErr: true},
 	{name: "plus sign", key: "rec/c/2024/05/06/07/+1714979289123_60000.mp4", wantErr: true},
 	{name: "leading zero", key: "rec/c/2024/05/06/07/1714979289123_060000.mp4", wantErr: true},
@@ -89,7 +105,7 @@ var parseCases = []struct {
 func TestParseSegmentKey(t *testing.T) {
 	for _, tc := range parseCases {
 		t.Run(tc.name, func(t *testing.T) {
-			camera, start, dur, err := storage.ParseSegmentKey(tc.key)
+			camera, start, dur, initSize, err := storage.ParseSegmentKey(tc.key)
 			if tc.wantErr {
 				if !errors.Is(err, storage.ErrInvalidSegmentKey) {
 					t.Fatalf("ParseSegmentKey(%q) err = %v, want ErrInvalidSegmentKey", tc.key, err)
@@ -99,8 +115,34 @@ func TestParseSegmentKey(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseSegmentKey(%q): %v", tc.key, err)
 			}
-			if camera != tc.camera || start != tc.start || dur != tc.dur {
-				t.Fatalf("ParseSegmentKey(%q) = %q, %d, %d", tc.key, camera, start, dur)
+			if camera != tc.camera || start != tc.start || dur != tc.dur || initSize != tc.initSize {
+				t.Fatalf("ParseSegmentKey(%q) = %q, %d, %d, %d", tc.key, camera, start, dur, initSize)
+			}
+			if got := storage.SegmentKeyOfName(camera, path.Base(tc.key)); got != tc.key {
+				t.Fatalf("SegmentKeyOfName(%q, %q) = %q", camera, path.Base(tc.key), got)
+			}
+		})
+	}
+}
+
+func TestSegmentKeyOfName(t *testing.T) {
+	for _, tc := range []struct {
+		name, camera, file, want string
+	}{
+		{"with init size", "cam-1", "1714979289123_60000_812.mp4", "rec/cam-1/2024/05/06/07/1714979289123_60000_812.mp4"},
+		{"older form", "cam-1", "1714979289123_60000.mp4", "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4"},
+		{"bad camera", "../c", "1714979289123_60000_812.mp4", ""},
+		{"gap record", "cam-1", "1714979289123_60000_rtp_loss.gap", ""},
+		{"cause", "cam-1", "1714979289123_60000_rtp_loss.mp4", ""},
+		{"zero init size", "cam-1", "1714979289123_60000_0.mp4", ""},
+		{"leading zero", "cam-1", "01714979289123_60000.mp4", ""},
+		{"path", "cam-1", "07/1714979289123_60000.mp4", ""},
+		{"after 9999", "cam-1", "253402300800000_1.mp4", ""},
+		{"empty", "cam-1", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := storage.SegmentKeyOfName(tc.camera, tc.file); got != tc.want {
+				t.Fatalf("SegmentKeyOfName(%q, %q) = %q, want %q", tc.camera, tc.file, got, tc.want)
 			}
 		})
 	}
@@ -111,7 +153,7 @@ func FuzzParseSegmentKey(f *testing.F) {
 		f.Add(tc.key)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		camera, start, dur, err := storage.ParseSegmentKey(key)
+		camera, start, dur, initSize, err := storage.ParseSegmentKey(key)
 		if err != nil {
 			if !errors.Is(err, storage.ErrInvalidSegmentKey) {
 				t.Fatalf("error %v does not wrap ErrInvalidSegmentKey", err)
@@ -119,9 +161,12 @@ func FuzzParseSegmentKey(f *testing.F) {
 			return
 		}
 		// Whatever parses is exactly what SegmentKey builds, and a valid key.
-		rebuilt := storage.SegmentKey(camera, time.UnixMilli(start), time.Duration(dur)*time.Millisecond)
+		rebuilt := storage.SegmentKey(camera, time.UnixMilli(start), time.Duration(dur)*time.Millisecond, initSize)
 		if rebuilt != key {
-			t.Fatalf("ParseSegmentKey(%q) = %q, %d, %d, which builds %q", key, camera, start, dur, rebuilt)
+			t.Fatalf("ParseSegmentKey(%q) = %q, %d, %d, %d, which builds %q", key, camera, start, dur, initSize, rebuilt)
+		}
+		if got := storage.SegmentKeyOfName(camera, path.Base(key)); got != key {
+			t.Fatalf("SegmentKeyOfName(%q, %q) = %q, want the key parsed", camera, path.Base(key), got)
 		}
 		if err := storage.ValidateKey(key); err != nil {
 			t.Fatalf("parsed key %q is not valid: %v", key, err)
@@ -157,7 +202,7 @@ func TestGapKey(t *testing.T) {
 			if err != nil || cam != tc.camera || s != start.UnixMilli() || d != tc.dur.Milliseconds() || cause != tc.cause {
 				t.Fatalf("ParseGapKey(%q) = %q %d %d %q %v", got, cam, s, d, cause, err)
 			}
-			if _, _, _, err := storage.ParseSegmentKey(got); !errors.Is(err, storage.ErrInvalidSegmentKey) {
+			if _, _, _, _, err := storage.ParseSegmentKey(got); !errors.Is(err, storage.ErrInvalidSegmentKey) {
 				t.Fatalf("ParseSegmentKey accepted the gap key %q", got)
 			}
 			if !strings.HasPrefix(got, storage.SegmentPrefix(tc.camera, start)) {
@@ -165,9 +210,10 @@ func TestGapKey(t *testing.T) {
 			}
 		})
 	}
-	seg := storage.SegmentKey("cam-1", start, time.Second)
-	if _, _, _, _, err := storage.ParseGapKey(seg); !errors.Is(err, storage.ErrInvalidSegmentKey) {
-		t.Fatalf("ParseGapKey accepted the segment key %q", seg)
+	for _, seg := range []string{storage.SegmentKey("cam-1", start, time.Second, 812), storage.SegmentKey("cam-1", start, time.Second, 0)} {
+		if _, _, _, _, err := storage.ParseGapKey(seg); !errors.Is(err, storage.ErrInvalidSegmentKey) {
+			t.Fatalf("ParseGapKey accepted the segment key %q", seg)
+		}
 	}
 	for _, bad := range []string{
 		"rec/c/2024/05/06/07/1714979289123_10.gap",
@@ -198,8 +244,11 @@ func FuzzParseRecordingKey(f *testing.F) {
 		}
 		// Whatever parses is exactly what SegmentKey or GapKey builds.
 		start, dur := time.UnixMilli(e.StartMs), time.Duration(e.DurMs)*time.Millisecond
-		rebuilt := storage.SegmentKey(e.Camera, start, dur)
+		rebuilt := storage.SegmentKey(e.Camera, start, dur, e.InitSize)
 		if e.Kind == storage.KindGap {
+			if e.InitSize != 0 {
+				t.Fatalf("ParseRecordingKey(%q) = %+v: a gap record with an init size", key, e)
+			}
 			rebuilt = storage.GapKey(e.Camera, start, dur, e.Cause)
 		}
 		if rebuilt != key {

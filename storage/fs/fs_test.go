@@ -235,7 +235,7 @@ func BenchmarkFSPut(b *testing.B) {
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
-		key := storage.SegmentKey("bench", time.UnixMilli(int64(1714979000000+i*60000)), time.Minute)
+		key := storage.SegmentKey("bench", time.UnixMilli(int64(1714979000000+i*60000)), time.Minute, 812)
 		if err := f.Put(ctx, key, bytes.NewReader(data), int64(len(data)), storage.PutOptions{ContentType: "video/mp4"}); err != nil {
 			b.Fatal(err)
 		}
