@@ -90,7 +90,8 @@ type Segment struct {
 	StartMs, DurMs int64
 	// Size is the object's size in bytes.
 	Size int64
-	// InitSize is the byte size of its init part (ftyp+moov), filled by
+	// InitSize is the byte size of its init part (ftyp+moov): from the key
+	// when it carries it ({startMs}_{durMs}_{initSize}.mp4), else filled by
 	// InitSizes; 0 when unknown.
 	InitSize int64
 }
@@ -149,7 +150,11 @@ func (c *Catalogue) listHour(ctx context.Context, camera string, t time.Time) (H
 		switch e.Kind {
 		case storage.KindSegment:
 			if e.DurMs > 0 {
-				h.Segments = append(h.Segments, Segment{Key: o.Key, StartMs: e.StartMs, DurMs: e.DurMs, Size: o.Size})
+				s := Segment{Key: o.Key, StartMs: e.StartMs, DurMs: e.DurMs, Size: o.Size}
+				if e.InitSize < o.Size {
+					s.InitSize = e.InitSize
+				}
+				h.Segments = append(h.Segments, s)
 			}
 		case storage.KindGap:
 			h.Gaps = append(h.Gaps, GapRecord{Key: o.Key, StartMs: e.StartMs, DurMs: e.DurMs, Cause: status.Cause(e.Cause)})

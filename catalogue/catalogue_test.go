@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
@@ -25,6 +27,7 @@ func TestCatalogue(t *testing.T) {
 		{"gaps and their causes", testTimelineFromStorage},
 		{"open gap from hours before", testTimelineLooksBack},
 		{"init sizes", testInitSizes},
+		{"a day's playlist on a fresh catalogue", testDayPlaylistCold},
 		{"last before", testLastBefore},
 		{"journal", testJournal},
 	}
@@ -226,14 +229,28 @@ func testInitSizes(t *testing.T, st storage.Store) {
 	cs := &countingStore{Store: st}
 	c := New(Config{Store: cs})
 	ctx := context.Background()
-	var segs []Segment
+	// Even seconds: keys that carry their init sizes; odd ones: the older
+	// form, the init size in the metadata only.
 	for i := range 40 {
-		putSegment(t, st, "cam", at(10, 0, 0).Add(time.Duration(i)*time.Second), time.Second, int64(700+i))
+		put := putSegment
+		if i%2 == 1 {
+			put = putOlderSegment
+		}
+		put(t, st, "cam", at(10, 0, 0).Add(time.Duration(i)*time.Second), time.Second, int64(700+i))
 	}
-	noInit := putSegment(t, st, "cam", at(10, 0, 40), time.Second, 0)
+	noInit := putOlderSegment(t, st, "cam", at(10, 0, 40), time.Second, 0)
 	segs, err := c.Segments(ctx, "cam", at(10, 0, 0), at(10, 1, 0))
 	if err != nil || len(segs) != 41 {
 		t.Fatalf("%d segments, %v", len(segs), err)
+	}
+	for i, s := range segs {
+		want := int64(700 + i)
+		if i%2 == 1 || s.Key == noInit {
+			want = 0
+		}
+		if s.InitSize != want {
+			t.Errorf("listed %s: init size %d, want %d", s.Key, s.InitSize, want)
+		}
 	}
 	if err := c.InitSizes(ctx, segs); err != nil {
 		t.Fatal(err)
@@ -247,26 +264,100 @@ func testInitSizes(t *testing.T, st storage.Store) {
 			t.Errorf("%s: init size %d, want %d", s.Key, s.InitSize, want)
 		}
 	}
-	if n := cs.stats.Load(); n != 41 {
-		t.Errorf("%d Stat calls for 41 segments, want 41", n)
+	if n := cs.stats.Load(); n != 21 {
+		t.Errorf("%d Stat calls for 20 segments of the older form and one without init-size, want 21", n)
 	}
 	// Again: only the segment without init-size is read.
 	segs, _ = c.Segments(ctx, "cam", at(10, 0, 0), at(10, 1, 0))
 	if err := c.InitSizes(ctx, segs); err != nil {
 		t.Fatal(err)
 	}
-	if n := cs.stats.Load(); n != 42 {
-		t.Errorf("%d Stat calls after a second pass, want 42 (the cache answers the rest)", n)
+	if n := cs.stats.Load(); n != 22 {
+		t.Errorf("%d Stat calls after a second pass, want 22 (the cache answers the rest)", n)
 	}
-	// A noted init size needs no Stat.
-	k := putSegment(t, st, "cam", at(10, 0, 50), time.Second, 900)
+	// A noted init size needs no Stat; one noted for a key that carries
+	// it is not kept.
+	k := putOlderSegment(t, st, "cam", at(10, 0, 50), time.Second, 900)
 	c.NoteInitSize(k, 900)
+	c.NoteInitSize(putSegment(t, st, "cam", at(10, 0, 51), time.Second, 901), 901)
 	one := []Segment{{Key: k}}
-	if err := c.InitSizes(ctx, one); err != nil || one[0].InitSize != 900 || cs.stats.Load() != 42 {
+	if err := c.InitSizes(ctx, one); err != nil || one[0].InitSize != 900 || cs.stats.Load() != 22 {
 		t.Errorf("noted init size: %d, %d Stats, %v", one[0].InitSize, cs.stats.Load(), err)
 	}
-	if s := c.CacheStats(); s.Entries != 41 || s.Misses != 42 {
-		t.Errorf("cache stats %+v", s)
+	if s := c.CacheStats(); s.Entries != 21 || s.Misses != 22 || s.Hits != 21 {
+		t.Errorf("cache stats %+v, want 21 entries, 22 misses, 21 hits", s)
+	}
+	// A key whose init size is not below the object's size is not
+	// believed: the metadata is read.
+	bad := putSegmentKey(t, st, storage.SegmentKey("cam", at(11, 0, 0), time.Second, 5000), 60)
+	segs, err = c.Segments(ctx, "cam", at(11, 0, 0), at(11, 0, 1))
+	if err != nil || len(segs) != 1 || segs[0].Key != bad || segs[0].InitSize != 0 {
+		t.Fatalf("listed %+v, %v: want %s without an init size", segs, err, bad)
+	}
+	if err := c.InitSizes(ctx, segs); err != nil || segs[0].InitSize != 60 || cs.stats.Load() != 23 {
+		t.Errorf("init size %d after %d Stats, %v: want 60 from the metadata", segs[0].InitSize, cs.stats.Load(), err)
+	}
+}
+
+// testDayPlaylistCold writes the recorded playlist of a day as the player
+// does (each hour listed, its init sizes filled, its segments written) on
+// a fresh catalogue: with keys that carry the init sizes it makes no Stat;
+// a day stored in the older key form has each init size read once.
+func testDayPlaylistCold(t *testing.T, st storage.Store) {
+	ctx := context.Background()
+	const segDur = 5 * time.Minute
+	day := at(0, 0, 0)
+	for i := range 24 * 12 {
+		start := day.Add(time.Duration(i) * segDur)
+		putSegment(t, st, "keyed", start, segDur, int64(600+i%7))
+		putOlderSegment(t, st, "older", start, segDur, int64(600+i%7))
+	}
+	for _, tc := range []struct {
+		camera string
+		stats  int64
+	}{
+		{"keyed", 0},
+		{"older", 24 * 12},
+	} {
+		t.Run(tc.camera, func(t *testing.T) {
+			cs := &countingStore{Store: st}
+			c := New(Config{Store: cs, MaxSegment: segmenter.MaxSegmentDuration(segDur)})
+			var b bytes.Buffer
+			pw, err := segmenter.NewPlaylistWriter(&b, ms(day), ms(day.Add(24*time.Hour)), c.MaxSegment().Milliseconds())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for h, err := range c.Range(ctx, tc.camera, day, day.Add(24*time.Hour)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.InitSizes(ctx, h.Segments); err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range h.Segments {
+					if want := int64(600 + n%7); s.InitSize != want {
+						t.Errorf("%s: init size %d, want %d", s.Key, s.InitSize, want)
+					}
+					if _, err := pw.Add(segmenter.PlaylistSegment{URI: s.Key, StartMs: s.StartMs, DurationMs: s.DurMs, Size: s.Size, InitSize: s.InitSize}); err != nil {
+						t.Fatal(err)
+					}
+					n++
+				}
+			}
+			if err := pw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Count(b.String(), "#EXTINF:"); n != 24*12 || got != n {
+				t.Errorf("%d segments listed, %d in the playlist, want %d", n, got, 24*12)
+			}
+			if got := cs.stats.Load(); got != tc.stats {
+				t.Errorf("%d Stat calls for a day's playlist on a fresh catalogue, want %d", got, tc.stats)
+			}
+			if got := cs.lists.Load(); got < 24 || got > 26 {
+				t.Errorf("%d List calls for a day, want one an hour", got)
+			}
+		})
 	}
 }
 

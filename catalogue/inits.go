@@ -64,7 +64,8 @@ func (c *initCache) len() int {
 	return len(c.cur) + len(c.old)
 }
 
-// CacheStats counts the init size cache's answers.
+// CacheStats counts the init size cache's answers (init sizes from keys
+// are not counted).
 type CacheStats struct {
 	// Hits are init sizes found in the cache; Misses those read with Stat.
 	Hits, Misses uint64
@@ -79,20 +80,30 @@ func (c *Catalogue) CacheStats() CacheStats {
 
 // NoteInitSize remembers the init size of the segment stored at key (the
 // recorder knows it when it uploads; segment notices carry it), so that no
-// Stat is needed for it.
+// Stat is needed for it. A key that carries its init size is not
+// remembered: its listing gives it.
 func (c *Catalogue) NoteInitSize(key string, n int64) {
-	if n > 0 && key != "" {
-		c.inits.put(key, n)
+	if n <= 0 || key == "" {
+		return
 	}
+	if _, _, _, keyed, err := storage.ParseSegmentKey(key); err == nil && keyed > 0 {
+		return
+	}
+	c.inits.put(key, n)
 }
 
-// InitSizes fills InitSize of each segment from the cache, reading the
-// others' init-size metadata with Stat (StatWorkers at once) and
-// remembering them. A segment deleted meanwhile, or stored without
-// init-size, keeps InitSize 0.
+// InitSizes fills InitSize of each segment that does not have it yet (a
+// key of the older form {startMs}_{durMs}.mp4, which does not carry it)
+// from the cache, reading the others' init-size metadata with Stat
+// (StatWorkers at once) and remembering them. A segment deleted meanwhile,
+// or stored without init-size, keeps InitSize 0. Segments listed with
+// keys that carry their init sizes need no Stat and no cache.
 func (c *Catalogue) InitSizes(ctx context.Context, segs []Segment) error {
 	var todo []int
 	for i := range segs {
+		if segs[i].InitSize > 0 {
+			continue // from the key
+		}
 		if n, ok := c.inits.get(segs[i].Key); ok {
 			segs[i].InitSize = n
 			c.inits.hits.Add(1)

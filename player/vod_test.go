@@ -111,18 +111,35 @@ func TestVODHandlerFailures(t *testing.T) {
 	start := time.Now().Add(-time.Minute).Truncate(time.Second)
 	segs := record(t, ts.store, "1", start, 12*time.Second, 5*time.Second)
 	from, to := segs[0].StartMs, segs[len(segs)-1].EndMs()
+	// The same segments as camera 2 in the older key form, their init
+	// sizes in the metadata only.
+	for _, s := range segs {
+		body, err := ts.store.Get(context.Background(), s.Key, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(body)
+		body.Close()
+		if err := ts.store.Put(context.Background(), storage.SegmentKey("2", s.Start(), s.Duration(), 0), bytes.NewReader(data), int64(len(data)),
+			storage.PutOptions{Metadata: map[string]string{"init-size": strconv.FormatInt(s.InitSize, 10)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sign := func(context.Context, string, time.Duration) (string, error) { return "u", nil }
 	boom := func(context.Context, string, time.Duration) (string, error) { return "", errors.New("no key") }
 	tests := []struct {
-		name  string
-		store storage.Store
-		sign  SignFunc
-		want  int
+		name   string
+		camera string
+		store  storage.Store
+		sign   SignFunc
+		want   int
 	}{
-		{"listing fails", failingStore{Store: ts.store, list: true}, sign, 502},
-		{"init sizes fail", failingStore{Store: ts.store, stat: true}, sign, 502},
-		{"signing fails", ts.store, boom, 502},
-		{"all well", ts.store, sign, 200},
+		{"listing fails", "1", failingStore{Store: ts.store, list: true}, sign, 502},
+		{"init sizes fail, keys carry them", "1", failingStore{Store: ts.store, stat: true}, sign, 200},
+		{"init sizes fail, older keys", "2", failingStore{Store: ts.store, stat: true}, sign, 502},
+		{"signing fails", "1", ts.store, boom, 502},
+		{"all well", "1", ts.store, sign, 200},
+		{"all well, older keys", "2", ts.store, sign, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,7 +147,7 @@ func TestVODHandlerFailures(t *testing.T) {
 			mux.Handle("GET /v/{id}", VODHandler(VODConfig{Catalogue: catalogue.New(catalogue.Config{Store: tt.store}), Sign: tt.sign}))
 			srv := httptest.NewServer(mux)
 			defer srv.Close()
-			res, err := http.Get(fmt.Sprintf("%s/v/1?from=%d&to=%d", srv.URL, from, to))
+			res, err := http.Get(fmt.Sprintf("%s/v/%s?from=%d&to=%d", srv.URL, tt.camera, from, to))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +160,9 @@ func TestVODHandlerFailures(t *testing.T) {
 }
 
 // A playlist of several days is written as its hours are listed: days of
-// segments, each hour's init sizes read once; a second request reads none.
+// segments whose keys carry their init sizes need no Stat at all; segments
+// stored in the older key form have each init size read once, and a second
+// request reads none.
 func TestVODHandlerDays(t *testing.T) {
 	ts := newTestServer(t)
 	one := record(t, ts.store, "src", time.Now().Add(-time.Hour).Truncate(time.Second), 4*time.Second, 2*time.Second)[0]
@@ -153,37 +172,51 @@ func TestVODHandlerDays(t *testing.T) {
 	}
 	data, _ := io.ReadAll(body)
 	body.Close()
-	// Three days of a segment every five minutes, the same bytes under
-	// each key.
 	base := time.Now().Add(-72 * time.Hour).Truncate(time.Hour)
-	n := 0
-	for at := base; at.Before(base.Add(72 * time.Hour)); at = at.Add(5 * time.Minute) {
-		key := storage.SegmentKey("d", at, one.Duration())
-		if err := ts.store.Put(context.Background(), key, bytes.NewReader(data), int64(len(data)),
-			storage.PutOptions{Metadata: map[string]string{"init-size": strconv.FormatInt(one.InitSize, 10)}}); err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	cs := &statCounter{Store: ts.store}
-	h := VODHandler(VODConfig{Catalogue: catalogue.New(catalogue.Config{Store: cs}), Sign: ts.store.SignedURL})
-	for round := 0; round < 2; round++ {
-		req := httptest.NewRequest("GET", fmt.Sprintf("/v/d?from=%d&to=%d", base.UnixMilli(), base.Add(72*time.Hour).UnixMilli()), nil)
-		req.SetPathValue("id", "d")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != 200 {
-			t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-		}
-		if got := strings.Count(rec.Body.String(), "#EXTINF:"); got != n {
-			t.Errorf("round %d: %d segments in the playlist, want %d", round, got, n)
-		}
-		if !strings.HasSuffix(rec.Body.String(), "#EXT-X-ENDLIST\n") {
-			t.Errorf("round %d: the playlist has no end", round)
-		}
-	}
-	if got := cs.stats.Load(); got != int64(n) {
-		t.Errorf("%d Stat calls for two playlists of %d segments, want %d (each init size read once)", got, n, n)
+	for _, tc := range []struct {
+		camera   string
+		initSize int64 // in the key
+		stats    int   // per segment, for both playlists
+	}{
+		{"keyed", one.InitSize, 0},
+		{"older", 0, 1},
+	} {
+		t.Run(tc.camera, func(t *testing.T) {
+			// Three days of a segment every five minutes, the same bytes
+			// under each key.
+			n := 0
+			for at := base; at.Before(base.Add(72 * time.Hour)); at = at.Add(5 * time.Minute) {
+				key := storage.SegmentKey(tc.camera, at, one.Duration(), tc.initSize)
+				if err := ts.store.Put(context.Background(), key, bytes.NewReader(data), int64(len(data)),
+					storage.PutOptions{Metadata: map[string]string{"init-size": strconv.FormatInt(one.InitSize, 10)}}); err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+			cs := &statCounter{Store: ts.store}
+			h := VODHandler(VODConfig{Catalogue: catalogue.New(catalogue.Config{Store: cs}), Sign: ts.store.SignedURL})
+			for round := 0; round < 2; round++ {
+				req := httptest.NewRequest("GET", fmt.Sprintf("/v/%s?from=%d&to=%d", tc.camera, base.UnixMilli(), base.Add(72*time.Hour).UnixMilli()), nil)
+				req.SetPathValue("id", tc.camera)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+				}
+				if got := strings.Count(rec.Body.String(), "#EXTINF:"); got != n {
+					t.Errorf("round %d: %d segments in the playlist, want %d", round, got, n)
+				}
+				if got := strings.Count(rec.Body.String(), fmt.Sprintf(`BYTERANGE="%d@0"`, one.InitSize)); got != n {
+					t.Errorf("round %d: %d maps of %d bytes, want %d", round, got, one.InitSize, n)
+				}
+				if !strings.HasSuffix(rec.Body.String(), "#EXT-X-ENDLIST\n") {
+					t.Errorf("round %d: the playlist has no end", round)
+				}
+			}
+			if got, want := cs.stats.Load(), int64(tc.stats*n); got != want {
+				t.Errorf("%d Stat calls for two playlists of %d segments, want %d", got, n, want)
+			}
+		})
 	}
 }
 
