@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -133,15 +134,12 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 
 // thumbAt returns the minute thumbnail nearest after t within its hour, or "".
 func (s *Server) thumbAt(ctx context.Context, camera string, t time.Time) string {
-	for o, err := range storage.Walk(ctx, s.cfg.Store, storage.MinuteThumbPrefix(camera, t)) {
-		if err != nil {
-			return ""
-		}
-		if sec, err := strconv.ParseInt(strings.TrimSuffix(o.Key[strings.LastIndexByte(o.Key, '/')+1:], ".jpg"), 10, 64); err == nil && sec >= t.Unix() {
-			return o.Key
-		}
+	sec := time.Unix(t.Unix(), 0)
+	thumbs, err := s.cfg.Catalogue.Thumbs(ctx, camera, catalogue.MinuteThumbs, sec, t.UTC().Truncate(time.Hour).Add(time.Hour))
+	if err != nil || len(thumbs) == 0 {
+		return ""
 	}
-	return ""
+	return thumbs[0].Key
 }
 
 // refreshVideo asks the exporter for the state of a video under creation

@@ -2,14 +2,14 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"path"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -139,26 +139,23 @@ func (s *Server) thumbs(hourly bool) handlerFunc {
 		if err := errs.err(); err != nil {
 			return err
 		}
-		at := time.Unix(ts, 0)
-		prefix := storage.MinuteThumbPrefix(id, at)
+		// The hour (minute thumbnails) or UTC day (hourly ones) of ts.
+		kind, from, span := catalogue.MinuteThumbs, time.Unix(ts, 0).UTC().Truncate(time.Hour), time.Hour
 		if hourly {
-			prefix = storage.HourlyThumbPrefix(id, at)
+			kind, span = catalogue.HourlyThumbs, 24*time.Hour
+			from = time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC)
 		}
-		if prefix == "" {
+		thumbs, err := s.cfg.Catalogue.Thumbs(r.Context(), id, kind, from, from.Add(span))
+		if errors.Is(err, catalogue.ErrInvalidRange) {
 			return fieldErrors{"ts": {"must be Unix seconds between 1970 and 9999"}}.err()
 		}
-		out := []thumbnail{}
-		for o, err := range storage.Walk(r.Context(), s.cfg.Store, prefix) {
-			if err != nil {
-				return err
-			}
-			sec, err := strconv.ParseInt(strings.TrimSuffix(path.Base(o.Key), ".jpg"), 10, 64)
-			if err != nil || !strings.HasSuffix(o.Key, ".jpg") {
-				continue
-			}
-			out = append(out, thumbnail{TS: sec, URL: s.signed(r.Context(), o.Key)})
+		if err != nil {
+			return err
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].TS < out[j].TS })
+		out := make([]thumbnail, len(thumbs))
+		for i, th := range thumbs {
+			out[i] = thumbnail{TS: th.TS, URL: s.signed(r.Context(), th.Key)}
+		}
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}

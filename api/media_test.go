@@ -125,6 +125,13 @@ func TestMediaOperations(t *testing.T) {
 		if got := fetch(t, r.obj(t)["print"].(string)); got != "older" {
 			t.Fatalf("snapshot at ts %q", got)
 		}
+		// Without a snapshot in that second: the minute thumbnail taken in
+		// the minute up to ts.
+		e.put(storage.MinuteThumbKey(c, hour.Add(3*time.Minute)), "minute 3")
+		r = e.do("GET", snapURL+"&digest="+d+"&ts="+strconv.FormatInt(hour.Add(3*time.Minute+59*time.Second).Unix(), 10), nil).want(t, 200)
+		if got := fetch(t, r.obj(t)["print"].(string)); got != "minute 3" {
+			t.Fatalf("snapshot at ts from the minute thumbnail %q", got)
+		}
 		r = e.do("GET", snapURL+"&ts=1000", nil).want(t, 200)
 		if m := r.obj(t); m["code"] != float64(1) || m["print"] != "" {
 			t.Fatalf("no snapshot: %s", r.body)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -145,15 +146,10 @@ func (s *Server) snapshotAt(ctx context.Context, camera string, ts time.Time) (s
 			return k, nil
 		}
 	}
-	best := ""
-	for o, err := range storage.Walk(ctx, s.cfg.Store, storage.MinuteThumbPrefix(camera, ts)) {
-		if err != nil {
-			return "", err
-		}
-		sec, err := strconv.ParseInt(strings.TrimSuffix(path.Base(o.Key), ".jpg"), 10, 64)
-		if err == nil && sec <= ts.Unix() && sec > ts.Unix()-60 {
-			best = o.Key
-		}
+	// The minute up to ts: taken in (ts-60 s, ts].
+	thumbs, err := s.cfg.Catalogue.Thumbs(ctx, camera, catalogue.MinuteThumbs, time.Unix(ts.Unix()-59, 0), time.Unix(ts.Unix()+1, 0))
+	if err != nil || len(thumbs) == 0 {
+		return "", err
 	}
-	return best, nil
+	return thumbs[len(thumbs)-1].Key, nil
 }

@@ -58,9 +58,9 @@ func (s *Server) playerThumbs(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := camID(a.cam.ID)
 	player.ThumbsHandler(player.ThumbsConfig{
-		Store:  s.cfg.Store,
-		Sign:   s.signed,
-		Camera: func(*http.Request) string { return id },
+		Catalogue: s.cfg.Catalogue,
+		Sign:      s.signed,
+		Camera:    func(*http.Request) string { return id },
 	}).ServeHTTP(w, r)
 	return nil
 }

@@ -20,6 +20,9 @@ func TestDownloadableVideos(t *testing.T) {
 		c := strconv.FormatInt(e.camera(clientID), 10)
 		start := e.clock.Now().Add(-30 * time.Minute).UnixMilli()
 		s, en := strconv.FormatInt(start, 10), strconv.FormatInt(start+5*60000, 10)
+		// The video's thumbnail is the first minute thumbnail from its start.
+		e.put(storage.MinuteThumbKey(c, time.UnixMilli(start).Add(-time.Minute)), "before")
+		e.put(storage.MinuteThumbKey(c, time.UnixMilli(start)), "at start")
 		// Query parameters, as the sample passes them.
 		r := e.do("POST", "/v2/api/drives?token="+tok+"&camera_id="+c+"&start_at="+s+"&end_at="+en+"&description=door", nil).want(t, 200)
 		body := r.obj(t)
@@ -32,8 +35,10 @@ func TestDownloadableVideos(t *testing.T) {
 		if ca["timezone_type"] != float64(3) || ca["timezone"] != "UTC" || len(ca["date"].(string)) != len(layoutPHP) {
 			t.Fatalf("created_at: %v", ca)
 		}
-		if _, ok := body["video_thumb"].(string); !ok {
+		if u, ok := body["video_thumb"].(string); !ok {
 			t.Fatal("video_thumb missing")
+		} else if got := fetch(t, u); got != "at start" {
+			t.Fatalf("video_thumb serves %q, want the thumbnail at the start", got)
 		}
 		id := strconv.FormatInt(int64(data["id"].(float64)), 10)
 		if len(e.exp.jobs) != 1 || e.exp.jobs[0].ID != id || e.exp.jobs[0].Camera != c || e.exp.jobs[0].StartMs != start {

@@ -29,6 +29,7 @@ func TestCatalogue(t *testing.T) {
 		{"init sizes", testInitSizes},
 		{"a day's playlist on a fresh catalogue", testDayPlaylistCold},
 		{"last before", testLastBefore},
+		{"thumbnails", testThumbs},
 		{"journal", testJournal},
 	}
 	for _, b := range backends(t) {

@@ -25,7 +25,7 @@ func mountPlayer(ts *testServer, liveURL string) {
 	cat := catalogue.New(catalogue.Config{Store: ts.store})
 	ts.mux.Handle("GET /api/camera/{id}/vod.m3u8", VODHandler(VODConfig{Catalogue: cat, Sign: ts.store.SignedURL}))
 	ts.mux.Handle("GET /api/camera/{id}/player/timeline", TimelineHandler(TimelineConfig{Catalogue: cat, Events: ts.events}))
-	ts.mux.Handle("GET /api/camera/{id}/player/thumbs", ThumbsHandler(ThumbsConfig{Store: ts.store,
+	ts.mux.Handle("GET /api/camera/{id}/player/thumbs", ThumbsHandler(ThumbsConfig{Catalogue: cat,
 		Sign: func(ctx context.Context, key string) string {
 			u, _ := ts.store.SignedURL(ctx, key, time.Hour)
 			return u

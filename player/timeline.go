@@ -3,17 +3,14 @@ package player
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
-	"path"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/catalogue"
-	"github.com/vigia/vigia/storage"
 )
 
 // Bounds of the timeline's operations.
@@ -121,8 +118,8 @@ type Thumb struct {
 
 // ThumbsConfig configures ThumbsHandler.
 type ThumbsConfig struct {
-	// Store holds the thumbnails. Required.
-	Store storage.Store
+	// Catalogue lists the thumbnails. Required.
+	Catalogue *catalogue.Catalogue
 	// Sign returns the address of a thumbnail. Required.
 	Sign func(ctx context.Context, key string) string
 	// Camera returns the camera id of a request. It defaults to the path
@@ -144,27 +141,19 @@ func ThumbsHandler(cfg ThumbsConfig) http.Handler {
 			http.Error(w, msg, http.StatusBadRequest)
 			return
 		}
-		camera := cfg.Camera(r)
-		out := []Thumb{}
-		for h := from.UTC().Truncate(time.Hour); h.Before(to); h = h.Add(time.Hour) {
-			prefix := storage.MinuteThumbPrefix(camera, h)
-			if prefix == "" {
-				http.Error(w, "bad camera", http.StatusBadRequest)
-				return
-			}
-			for o, err := range storage.Walk(r.Context(), cfg.Store, prefix) {
-				if err != nil {
-					http.Error(w, "listing thumbnails failed", http.StatusBadGateway)
-					return
-				}
-				sec, err := strconv.ParseInt(strings.TrimSuffix(path.Base(o.Key), ".jpg"), 10, 64)
-				if err != nil || !strings.HasSuffix(o.Key, ".jpg") || sec*1000 < from.UnixMilli() || sec*1000 >= to.UnixMilli() {
-					continue
-				}
-				out = append(out, Thumb{TS: sec, URL: cfg.Sign(r.Context(), o.Key)})
-			}
+		thumbs, err := cfg.Catalogue.Thumbs(r.Context(), cfg.Camera(r), catalogue.MinuteThumbs, from, to)
+		switch {
+		case errors.Is(err, catalogue.ErrInvalidRange):
+			http.Error(w, "bad camera", http.StatusBadRequest)
+			return
+		case err != nil:
+			http.Error(w, "listing thumbnails failed", http.StatusBadGateway)
+			return
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].TS < out[j].TS })
+		out := make([]Thumb, len(thumbs))
+		for i, th := range thumbs {
+			out[i] = Thumb{TS: th.TS, URL: cfg.Sign(r.Context(), th.Key)}
+		}
 		writeJSON(w, out)
 	})
 }
