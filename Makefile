@@ -151,6 +151,7 @@ fuzz:
 	$(GO) test ./config -run '^$$' -fuzz '^FuzzLoadYAML$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./config -run '^$$' -fuzz '^FuzzParseSize$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./storage -run '^$$' -fuzz '^FuzzParseSegmentKey$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./storage -run '^$$' -fuzz '^FuzzParseRecordingKey$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./logging -run '^$$' -fuzz '^FuzzRedactURL$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./player -run '^$$' -fuzz '^FuzzParseTimelineRanges$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./player -run '^$$' -fuzz '^FuzzParseColor$$' -fuzztime $(FUZZTIME)
