@@ -213,8 +213,5 @@ func (p *pipeline) sourceDown(code status.Code, err error) {
 		return
 	}
 	cause, detail := causeOf(code, err)
-	select {
-	case p.ch <- item{down: &downNote{cause: cause, detail: detail}}:
-	case <-p.ctx.Done():
-	}
+	p.q.putWait(p.ctx, item{down: &downNote{cause: cause, detail: detail}})
 }

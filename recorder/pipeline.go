@@ -37,7 +37,7 @@ type sourceRun struct {
 type pipeline struct {
 	o         *owner
 	ctx       context.Context
-	ch        chan item
+	q         *unitQueue
 	writer    *segmenter.Writer
 	consumers []Consumer
 
@@ -53,7 +53,7 @@ type pipeline struct {
 }
 
 func newPipeline(ctx context.Context, o *owner, queue int, w *segmenter.Writer) *pipeline {
-	return &pipeline{o: o, ctx: ctx, ch: make(chan item, queue), writer: w}
+	return &pipeline{o: o, ctx: ctx, q: newUnitQueue(queue), writer: w}
 }
 
 // Tracks implements ingest.Sink. It never waits: the new run's tracks go
@@ -101,13 +101,13 @@ func (p *pipeline) Unit(u *media.Unit) {
 	}
 	queued := &p.o.r.queued
 	if queued.Add(int64(size)) <= p.o.r.cfg.QueueBytes {
-		select {
-		case p.ch <- item{run: run, unit: u, size: int32(size), gap: gap}:
+		// Audio waits for the next video unit to wake the pipeline
+		// (lazyUnits).
+		if p.q.put(item{run: run, unit: u, size: int32(size), gap: gap}, video || gap) {
 			if gap {
 				p.skipping.Store(false)
 			}
 			return
-		default:
 		}
 	}
 	queued.Add(-int64(size))
@@ -127,18 +127,33 @@ func (p *pipeline) run() {
 			c.Close()
 		}
 	}()
-	for it := range p.ch {
-		if it.down != nil {
-			p.gaps.down(p.writer, it.down.cause, it.down.detail)
-			continue
+	var batch []item
+	for {
+		var ok bool
+		batch, ok = p.q.take(batch[:0])
+		for _, it := range batch {
+			p.take(it)
+			p.q.done()
 		}
-		if it.run != p.applied {
-			p.applied = it.run
-			p.startRun(it.run)
+		clear(batch)
+		if !ok {
+			return
 		}
-		p.o.r.queued.Add(-int64(it.size))
-		p.pass(it)
 	}
+}
+
+// take handles one item of the queue.
+func (p *pipeline) take(it item) {
+	if it.down != nil {
+		p.gaps.down(p.writer, it.down.cause, it.down.detail)
+		return
+	}
+	if it.run != p.applied {
+		p.applied = it.run
+		p.startRun(it.run)
+	}
+	p.o.r.queued.Add(-int64(it.size))
+	p.pass(it)
 }
 
 // feed passes a unit, or a new run's tracks (u nil), to the consumers,

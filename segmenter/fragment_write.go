@@ -170,7 +170,7 @@ func (w *Writer) flushFragment(s *openSegment, why fragEnd) error {
 	if err != nil {
 		return err
 	}
-	if err := s.file.sync(); err != nil {
+	if err := s.file.sync(false); err != nil {
 		return err
 	}
 	count := 0

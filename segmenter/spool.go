@@ -58,6 +58,11 @@ type SpoolConfig struct {
 	// where the system has it, SyncFile elsewhere.
 	Sync SpoolSync
 
+	// SyncEvery is the least time between two group syncs (SyncGroup):
+	// a fragment is durable within this and the sync's own time of its
+	// end. It defaults to 250 ms.
+	SyncEvery time.Duration
+
 	// Log is the spool's logger.
 	Log *zap.Logger
 }
@@ -106,6 +111,9 @@ func NewSpool(cfg SpoolConfig) (*Spool, error) {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	if cfg.SyncEvery <= 0 {
+		cfg.SyncEvery = defaultSyncEvery
+	}
 	switch cfg.Sync {
 	case "":
 		cfg.Sync = SyncFile
@@ -125,7 +133,7 @@ func NewSpool(cfg SpoolConfig) (*Spool, error) {
 	}
 	var group *groupSync
 	if cfg.Sync == SyncGroup {
-		g, err := newGroupSync(cfg.Dir)
+		g, err := newGroupSync(cfg.Dir, cfg.SyncEvery)
 		if err != nil {
 			return nil, err
 		}

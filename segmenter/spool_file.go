@@ -25,6 +25,9 @@ type spoolFile struct {
 	fd    int   // f's descriptor, for vectored writes
 	size  int64 // bytes up to the end of the furthest write, counted in the spool
 	dirty bool  // written since the last sync
+	// pending is the group sync round that makes the last fragment
+	// durable, not yet waited for (0: none).
+	pending uint64
 
 	mu     sync.Mutex
 	wb     writeBuf
@@ -71,25 +74,44 @@ var _ io.ReaderAt = (*spoolFile)(nil)
 
 // sync makes what was written durable: what waits in the buffer is
 // written, then an fsync of the file, or a group sync of the spool's
-// filesystem (SpoolSync).
-func (f *spoolFile) sync() error {
-	if !f.dirty {
-		return nil
-	}
-	f.mu.Lock()
-	err := f.wb.flush(f)
-	f.mu.Unlock()
-	if err == nil {
-		if f.s.group != nil {
-			err = f.s.group.sync()
-		} else {
-			err = f.f.Sync()
+// filesystem (SpoolSync). With a group sync, a fragment's end (wait false)
+// asks for a round and goes on, having first waited for the round of the
+// fragment before (long finished, a fragment later): the camera never
+// waits on the disk while the next fragment arrives, and a fragment is
+// durable within a round (defaultSyncEvery and the round's own time) of
+// its end. A segment's end (wait true) waits for its round.
+func (f *spoolFile) sync(wait bool) error {
+	var err error
+	if f.dirty {
+		f.mu.Lock()
+		err = f.wb.flush(f)
+		f.mu.Unlock()
+		if err == nil {
+			if g := f.s.group; g != nil {
+				if f.pending != 0 {
+					g.hurry(f.pending) // fragments faster than rounds (tests): no pause
+					err = g.wait(f.pending)
+				}
+				f.pending = 0
+				if err == nil {
+					f.pending = g.request(wait)
+				}
+			} else {
+				err = f.f.Sync()
+			}
 		}
+		if err == nil {
+			f.dirty = false
+		}
+	}
+	if err == nil && wait && f.pending != 0 {
+		f.s.group.hurry(f.pending)
+		err = f.s.group.wait(f.pending)
+		f.pending = 0
 	}
 	if err != nil {
 		return f.s.noSpace(fmt.Errorf("sync spool file: %w", err))
 	}
-	f.dirty = false
 	return nil
 }
 
@@ -105,7 +127,7 @@ func (f *spoolFile) end() {
 // finish closes the file, records the final metadata and queues the segment
 // for upload.
 func (f *spoolFile) finish(meta Segment) error {
-	err := f.sync()
+	err := f.sync(true)
 	f.end()
 	if err != nil {
 		_ = f.f.Close()
