@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,12 +28,15 @@ import (
 )
 
 // history90 fills a bucket of a fresh MinIO with 90 days of one camera's
-// 60 s segments (129,600 objects, ending a minute ago) and a gap record a
-// day. One segment and one record are stored through the S3 API; the rest
-// are copies of their xl.meta in the bucket's folder, which MinIO serves as
+// 60 s segments (129,600 objects, ending a minute ago, keys carrying their
+// init sizes as the recorder writes them) and a gap record a day, and with
+// the last 3 days of a second camera's segments stored in the older key
+// form ({startMs}_{durMs}.mp4, the init size in metadata only). One segment
+// of each form and one record are stored through the S3 API; the rest are
+// copies of their xl.meta in the bucket's folder, which MinIO serves as
 // objects of their own (the same bytes and metadata under every key), so
 // generating them costs seconds, not the minutes of 129,600 PUTs.
-func history90(b *testing.B) (storage.Store, string, time.Time, time.Time) {
+func history90(b *testing.B) (st storage.Store, cam, older string, start, end time.Time) {
 	b.Helper()
 	srv := testenv.MinIO(b)
 	bucket := testenv.NewBucketName(b)
@@ -40,23 +44,28 @@ func history90(b *testing.B) (storage.Store, string, time.Time, time.Time) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const cam = "cam-90d"
-	end := time.Now().Add(-time.Minute).Truncate(time.Minute)
-	start := end.Add(-90 * 24 * time.Hour)
+	cam, older = "cam-90d", "cam-older"
+	end = time.Now().Add(-time.Minute).Truncate(time.Minute)
+	start = end.Add(-90 * 24 * time.Hour)
+	olderStart := end.Add(-3 * 24 * time.Hour)
 	body := bytes.Repeat([]byte{7}, 400)
-	segTemplate := storage.SegmentKey(cam, start, time.Minute)
+	const initSize = 120
+	segTemplate := storage.SegmentKey(cam, start, time.Minute, initSize)
+	olderTemplate := storage.SegmentKey(older, olderStart, time.Minute, 0)
 	gapTemplate := storage.GapKey(cam, start.Add(30*time.Second), 0, string(status.CauseCameraOffline))
 	ctx := context.Background()
-	if err := st.Put(ctx, segTemplate, bytes.NewReader(body), int64(len(body)), storage.PutOptions{
-		ContentType: "video/mp4", Metadata: map[string]string{catalogue.MetaInitSize: "120"}}); err != nil {
-		b.Fatal(err)
+	for _, k := range []string{segTemplate, olderTemplate} {
+		if err := st.Put(ctx, k, bytes.NewReader(body), int64(len(body)), storage.PutOptions{
+			ContentType: "video/mp4", Metadata: map[string]string{catalogue.MetaInitSize: strconv.Itoa(initSize)}}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := st.Put(ctx, gapTemplate, strings.NewReader("{}"), 2, storage.PutOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	dir := filepath.Join(srv.DataDir(), bucket)
 	meta := map[string][]byte{}
-	for _, k := range []string{segTemplate, gapTemplate} {
+	for _, k := range []string{segTemplate, olderTemplate, gapTemplate} {
 		if meta[k], err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(k), "xl.meta")); err != nil {
 			b.Fatal(err)
 		}
@@ -88,12 +97,15 @@ func history90(b *testing.B) (storage.Store, string, time.Time, time.Time) {
 	began := time.Now()
 	n := 0
 	for at := start.Add(time.Minute); at.Before(end); at = at.Add(time.Minute) {
-		keys <- [2]string{segTemplate, storage.SegmentKey(cam, at, time.Minute)}
+		keys <- [2]string{segTemplate, storage.SegmentKey(cam, at, time.Minute, initSize)}
 		n++
 		if at.Sub(start)%(24*time.Hour) == 0 {
 			// A gap record a day (a camera offline for half a minute,
 			// though the segments are all there).
 			keys <- [2]string{gapTemplate, storage.GapKey(cam, at.Add(30*time.Second), 0, string(status.CauseCameraOffline))}
+		}
+		if at.After(olderStart) {
+			keys <- [2]string{olderTemplate, storage.SegmentKey(older, at, time.Minute, 0)}
 		}
 	}
 	close(keys)
@@ -101,13 +113,15 @@ func history90(b *testing.B) (storage.Store, string, time.Time, time.Time) {
 	if firstErr != nil {
 		b.Fatal(firstErr)
 	}
-	b.Logf("%d segments and 90 gap records generated in %v", n+1, time.Since(began).Round(time.Millisecond))
+	b.Logf("%d segments, 90 gap records and 3 days of older keys generated in %v", n+1, time.Since(began).Round(time.Millisecond))
 	// MinIO finds them.
-	segs, err := catalogue.New(catalogue.Config{Store: st}).Segments(ctx, cam, end.Add(-time.Hour), end)
-	if err != nil || len(segs) != 60 {
-		b.Fatalf("the last hour lists %d segments (%v), want 60", len(segs), err)
+	for _, c := range []string{cam, older} {
+		segs, err := catalogue.New(catalogue.Config{Store: st}).Segments(ctx, c, end.Add(-time.Hour), end)
+		if err != nil || len(segs) != 60 {
+			b.Fatalf("the last hour of %s lists %d segments (%v), want 60", c, len(segs), err)
+		}
 	}
-	return st, cam, start, end
+	return st, cam, older, start, end
 }
 
 // measure runs op b.N times and reports the p50, p99 and max of its
@@ -132,15 +146,21 @@ func measure(b *testing.B, op func(rng *rand.Rand)) {
 // camera in MinIO, the answers the API gives at history scale: the
 // recordings of a day (listing and a presigned URL per segment, as the
 // recordings operation does), a 24 h recorded playlist (player.VODHandler
-// with the API's segment addresses; warm: init sizes known, as on a node
-// that has run; cold: a new catalogue, every init size read), the segment
-// at a time, and the timeline of a day. Each at a random place in the 90
-// days.
+// with the API's segment addresses), the segment at a time, and the
+// timeline of a day, each at a random place in the 90 days. Cold: a new
+// catalogue for each answer, as on a node that never saw the camera; warm:
+// one catalogue for all (what a node that has run holds). The init sizes
+// come from the keys; the *_older_keys playlists are those of a day of
+// segments stored in the older key form: cold, every init size read with
+// Stat; warm, every init size in the catalogue's cache.
 func BenchmarkCatalogue90Days(b *testing.B) {
-	st, cam, start, end := history90(b)
+	st, cam, older, start, end := history90(b)
 	ctx := context.Background()
 	day := func(rng *rand.Rand) time.Time {
 		return start.Add(time.Duration(rng.Int64N(int64(end.Sub(start) - 24*time.Hour))))
+	}
+	olderDay := func(rng *rand.Rand) time.Time {
+		return end.Add(-3*24*time.Hour + time.Minute).Add(time.Duration(rng.Int64N(int64(2*24*time.Hour - time.Minute))))
 	}
 	cat := catalogue.New(catalogue.Config{Store: st})
 	b.Run("list_day", func(b *testing.B) {
@@ -181,7 +201,7 @@ func BenchmarkCatalogue90Days(b *testing.B) {
 	})
 	b.Run("sign_1440", func(b *testing.B) {
 		measure(b, func(rng *rand.Rand) {
-			k := storage.SegmentKey(cam, day(rng), time.Minute)
+			k := storage.SegmentKey(cam, day(rng), time.Minute, 120)
 			for range 1440 {
 				if _, err := st.SignedURL(ctx, k, 5*time.Minute); err != nil {
 					b.Fatal(err)
@@ -189,56 +209,69 @@ func BenchmarkCatalogue90Days(b *testing.B) {
 			}
 		})
 	})
-	b.Run("recordings_day", func(b *testing.B) {
-		measure(b, func(rng *rand.Rand) {
-			from := day(rng)
-			n := 0
-			for h, err := range cat.Range(ctx, cam, from, from.Add(24*time.Hour)) {
-				if err != nil {
+	recordings := func(b *testing.B, c *catalogue.Catalogue, from time.Time) {
+		n := 0
+		for h, err := range c.Range(ctx, cam, from, from.Add(24*time.Hour)) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, s := range h.Segments {
+				if _, err := st.SignedURL(ctx, s.Key, 5*time.Minute); err != nil {
 					b.Fatal(err)
 				}
-				for _, s := range h.Segments {
-					if _, err := st.SignedURL(ctx, s.Key, 5*time.Minute); err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
+				n++
 			}
-			if n < 1440 {
-				b.Fatalf("%d segments in a day", n)
-			}
-		})
+		}
+		if n < 1440 {
+			b.Fatalf("%d segments in a day", n)
+		}
+	}
+	b.Run("recordings_day_warm", func(b *testing.B) {
+		measure(b, func(rng *rand.Rand) { recordings(b, cat, day(rng)) })
+	})
+	b.Run("recordings_day_cold", func(b *testing.B) {
+		measure(b, func(rng *rand.Rand) { recordings(b, catalogue.New(catalogue.Config{Store: st}), day(rng)) })
 	})
 	sign := func(_ context.Context, key string, _ time.Duration) (string, error) {
 		return "/api/camera/" + cam + "/segment/" + path.Base(key) + "?player_digest=x", nil
 	}
-	playlist := func(b *testing.B, c *catalogue.Catalogue, from time.Time) {
+	playlist := func(b *testing.B, c *catalogue.Catalogue, camera string, from time.Time) {
 		req := httptest.NewRequest("GET", fmt.Sprintf("/v?from=%d&to=%d", from.UnixMilli(), from.Add(24*time.Hour).UnixMilli()), nil)
 		rec := httptest.NewRecorder()
-		player.VODHandler(player.VODConfig{Catalogue: c, Sign: sign, Camera: func(*http.Request) string { return cam }}).ServeHTTP(rec, req)
+		player.VODHandler(player.VODConfig{Catalogue: c, Sign: sign, Camera: func(*http.Request) string { return camera }}).ServeHTTP(rec, req)
 		if rec.Code != 200 || strings.Count(rec.Body.String(), "#EXTINF:") < 1440 {
 			b.Fatalf("status %d, %d segments", rec.Code, strings.Count(rec.Body.String(), "#EXTINF:"))
 		}
 	}
 	b.Run("playlist_24h_warm", func(b *testing.B) {
-		warm := catalogue.New(catalogue.Config{Store: st})
-		// What a node that has run holds: the init sizes of the history
-		// (from the segment notices, or read once).
-		if err := warm.InitSizes(ctx, mustSegments(b, warm, cam, start, end)); err != nil {
-			b.Fatal(err)
-		}
-		measure(b, func(rng *rand.Rand) { playlist(b, warm, day(rng)) })
+		measure(b, func(rng *rand.Rand) { playlist(b, cat, cam, day(rng)) })
 	})
 	b.Run("playlist_24h_cold", func(b *testing.B) {
-		measure(b, func(rng *rand.Rand) { playlist(b, catalogue.New(catalogue.Config{Store: st}), day(rng)) })
+		measure(b, func(rng *rand.Rand) { playlist(b, catalogue.New(catalogue.Config{Store: st}), cam, day(rng)) })
 	})
-	b.Run("segment_at", func(b *testing.B) {
-		measure(b, func(rng *rand.Rand) {
-			at := start.Add(time.Minute + time.Duration(rng.Int64N(int64(end.Sub(start)-2*time.Minute))))
-			if _, err := cat.SegmentAt(ctx, cam, at); err != nil {
-				b.Fatal(err)
-			}
-		})
+	b.Run("playlist_24h_cold_older_keys", func(b *testing.B) {
+		measure(b, func(rng *rand.Rand) { playlist(b, catalogue.New(catalogue.Config{Store: st}), older, olderDay(rng)) })
+	})
+	b.Run("playlist_24h_warm_older_keys", func(b *testing.B) {
+		warm := catalogue.New(catalogue.Config{Store: st})
+		// What a node that has run holds: the init sizes of the older
+		// keys, from the segment notices or read once.
+		if err := warm.InitSizes(ctx, mustSegments(b, warm, older, end.Add(-3*24*time.Hour), end)); err != nil {
+			b.Fatal(err)
+		}
+		measure(b, func(rng *rand.Rand) { playlist(b, warm, older, olderDay(rng)) })
+	})
+	segmentAt := func(b *testing.B, c *catalogue.Catalogue, rng *rand.Rand) {
+		at := start.Add(time.Minute + time.Duration(rng.Int64N(int64(end.Sub(start)-2*time.Minute))))
+		if _, err := c.SegmentAt(ctx, cam, at); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("segment_at_warm", func(b *testing.B) {
+		measure(b, func(rng *rand.Rand) { segmentAt(b, cat, rng) })
+	})
+	b.Run("segment_at_cold", func(b *testing.B) {
+		measure(b, func(rng *rand.Rand) { segmentAt(b, catalogue.New(catalogue.Config{Store: st}), rng) })
 	})
 	b.Run("timeline_24h", func(b *testing.B) {
 		measure(b, func(rng *rand.Rand) {
