@@ -191,7 +191,7 @@ func (c *fileCounter) count() ([]storedFile, int, error) {
 	for _, seg := range segs {
 		f := storedFile{camera: seg.Camera, start: seg.Start, dur: seg.Duration, frames: int64(seg.Frames)}
 		if c.root != "" {
-			path := filepath.Join(c.root, filepath.FromSlash(storage.SegmentKey(seg.Camera, seg.Start, seg.Duration)))
+			path := filepath.Join(c.root, filepath.FromSlash(storage.SegmentKey(seg.Camera, seg.Start, seg.Duration, seg.InitSize)))
 			var err error
 			f, err = readStoredFile(path, seg.Camera, seg.Start)
 			if c.discard {

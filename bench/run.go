@@ -313,7 +313,7 @@ func (r *run) startRecorder(ctx context.Context) error {
 			// the disk (100 cameras store about 90 GB an hour).
 			if a := r.app; a != nil {
 				dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				_ = a.Store().Delete(dctx, []string{storage.SegmentKey(seg.Camera, seg.Start, seg.Duration)})
+				_ = a.Store().Delete(dctx, []string{storage.SegmentKey(seg.Camera, seg.Start, seg.Duration, seg.InitSize)})
 				cancel()
 			}
 		}

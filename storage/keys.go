@@ -46,21 +46,12 @@ const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
 // SegmentKey returns the key of the recording segment of camera that starts
 // at start, lasts dur (both kept to the millisecond) and whose init part
 // (ftyp+moov) is initSize bytes: {startMs}_{durMs}_{initSize}.mp4, so that
-// a listing gives what a playlist needs. Without initSize, or with 0 (not
-// known), it returns the older form {startMs}_{durMs}.mp4, whose init size
-// only the object's metadata holds: a segment's writer passes its init
-// size, and so does whoever finds a segment by its writer's values. (The
-// parameter is variadic while callers move to the new form; more than one
-// value is refused.)
-func SegmentKey(camera string, start time.Time, dur time.Duration, initSize ...int64) string {
-	var n int64
-	switch len(initSize) {
-	case 0:
-	case 1:
-		n = initSize[0]
-	default:
-		return ""
-	}
+// a listing gives what a playlist needs. With initSize 0 (not known) it
+// returns the older form {startMs}_{durMs}.mp4, whose init size only the
+// object's metadata holds: a segment's writer passes its init size, and so
+// does whoever finds a segment by its writer's values.
+func SegmentKey(camera string, start time.Time, dur time.Duration, initSize int64) string {
+	n := initSize
 	if !ValidCameraID(camera) || !validTime(start) || dur < 0 || n < 0 {
 		return ""
 	}

@@ -21,8 +21,7 @@ func TestKeyBuilders(t *testing.T) {
 	}{
 		{"segment", storage.SegmentKey("cam-1", t0, 60*time.Second, 812), "rec/cam-1/2024/05/06/07/1714979289123_60000_812.mp4"},
 		{"segment without init size", storage.SegmentKey("cam-1", t0, 60*time.Second, 0), "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4"},
-		{"segment, init size left out", storage.SegmentKey("cam-1", t0, 60*time.Second), "rec/cam-1/2024/05/06/07/1714979289123_60000.mp4"},
-		{"segment, two init sizes", storage.SegmentKey("cam-1", t0, 60*time.Second, 812, 813), ""},
+		{"segment, negative init size", storage.SegmentKey("cam-1", t0, 60*time.Second, -1), ""},
 		{"segment in other zone uses UTC path", storage.SegmentKey("cam-1", t0.In(sp), 1500*time.Millisecond, 1), "rec/cam-1/2024/05/06/07/1714979289123_1500_1.mp4"},
 		{"segment zero duration", storage.SegmentKey("c", t0, 0, 0), "rec/c/2024/05/06/07/1714979289123_0.mp4"},
 		{"segment prefix", storage.SegmentPrefix("cam-1", t0), "rec/cam-1/2024/05/06/07/"},
