@@ -3,6 +3,7 @@ package live
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,11 @@ type viewer struct {
 	// Guarded by hub.mu (offer runs under it).
 	waitKey  bool // send nothing before a keyframe (start, new run)
 	skipping bool // queue overflowed: drop (counted) until a keyframe
+
+	// peer is the address the session's packets go to (the selected ICE
+	// candidate pair's remote side), nil before one is selected or when
+	// it is not an IP address.
+	peer atomic.Pointer[netip.AddrPort]
 
 	exp       atomic.Int64  // unix seconds: the newest token's expiry
 	renewed   chan struct{} // signalled when exp moves
@@ -147,11 +153,9 @@ func (v *viewer) run() {
 			if v.w.hookWrite != nil {
 				v.w.hookWrite(v.id)
 			}
-			for _, p := range f.pkts {
-				if err := v.track.WriteRTP(p); err != nil {
-					v.log.Debug("webrtc write failed", zap.Error(err))
-					return
-				}
+			if err := v.write(f); err != nil {
+				v.log.Debug("webrtc write failed", zap.Error(err))
+				return
 			}
 			v.frames.Add(1)
 		case <-v.renewed:
@@ -167,6 +171,42 @@ func (v *viewer) run() {
 			return
 		}
 	}
+}
+
+// write sends f's packets. pion encrypts each and writes it to the socket
+// before WriteRTP returns, so with the node's sendBatcher the frame is
+// opened for the peer's address first and ends (its packets sent) before
+// write returns.
+func (v *viewer) write(f *frame) error {
+	if b, peer := v.w.batch, v.peer.Load(); b != nil && peer != nil {
+		fb := b.begin(*peer)
+		defer func() {
+			if err := b.end(fb); err != nil {
+				v.log.Debug("webrtc send failed", zap.Error(err))
+			}
+		}()
+	}
+	for _, p := range f.pkts {
+		if err := v.track.WriteRTP(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setPeer records the remote side of the selected candidate pair.
+func (v *viewer) setPeer(p *webrtc.ICECandidatePair) {
+	if p == nil || p.Remote == nil {
+		v.peer.Store(nil)
+		return
+	}
+	a, err := netip.ParseAddr(p.Remote.Address)
+	if err != nil {
+		v.peer.Store(nil)
+		return
+	}
+	ap := netip.AddrPortFrom(a, p.Remote.Port)
+	v.peer.Store(&ap)
 }
 
 // readRTCP drains the sender's RTCP (receiver reports, PLI) until the

@@ -69,6 +69,11 @@ type WebRTCConfig struct {
 	// GatherTimeout bounds the wait for the node's ICE candidates before
 	// the answer is sent with those found so far. It defaults to 3 s.
 	GatherTimeout time.Duration
+
+	// Unbatched sends each packet in a system call of its own, instead of
+	// a viewer's frame in as few as the kernel allows (sendBatcher); for
+	// comparison. It defaults to false.
+	Unbatched bool
 }
 
 func (c WebRTCConfig) withDefaults() WebRTCConfig {
@@ -98,6 +103,7 @@ type WebRTC struct {
 	log *zap.Logger
 
 	closers []func() error // mux sockets
+	batch   *sendBatcher   // nil when Unbatched
 
 	mu       sync.Mutex
 	sessions map[string]*viewer
@@ -164,12 +170,28 @@ func (w *WebRTC) settings() (webrtc.SettingEngine, error) {
 			return se, fmt.Errorf("webrtc public ips %v: %w", cfg.PublicIPs, err)
 		}
 	}
+	if !cfg.Unbatched {
+		w.batch = newSendBatcher(w.log)
+		n, err := newBatchNet(w.batch)
+		if err != nil {
+			return se, fmt.Errorf("webrtc network: %w", err)
+		}
+		se.SetNet(n)
+	}
 	types := []webrtc.NetworkType{webrtc.NetworkTypeUDP4, webrtc.NetworkTypeUDP6}
 	switch {
 	case cfg.UDPMuxAddr != "":
-		conn, err := net.ListenPacket("udp", cfg.UDPMuxAddr)
+		addr, err := net.ResolveUDPAddr("udp", cfg.UDPMuxAddr)
 		if err != nil {
 			return se, fmt.Errorf("webrtc udp mux %s: %w", cfg.UDPMuxAddr, err)
+		}
+		udp, err := net.ListenUDP("udp", addr)
+		if err != nil {
+			return se, fmt.Errorf("webrtc udp mux %s: %w", cfg.UDPMuxAddr, err)
+		}
+		var conn net.PacketConn = udp
+		if w.batch != nil {
+			conn = w.batch.wrap(udp)
 		}
 		mux := ice.NewUDPMuxDefault(ice.UDPMuxParams{UDPConn: conn})
 		w.closers = append(w.closers, mux.Close)

@@ -11,14 +11,17 @@ import (
 // BenchmarkWebRTCViewers sends the 720p fixture clip to 20 WebRTC viewers
 // of one camera (pion, over loopback, in this process) for a second of
 // video per iteration, as fast as they take it; with -cpuprofile it shows
-// where a viewer's cost goes (the node's side is under (*viewer).run).
+// where a viewer's cost goes (the node's side is under (*viewer).run;
+// the viewers' receiving, in the same process, is most of the rest).
 func BenchmarkWebRTCViewers(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		cfg  WebRTCConfig
 	}{
 		{"port-per-session", WebRTCConfig{ViewerQueue: 1024}},
+		{"port-per-session-unbatched", WebRTCConfig{ViewerQueue: 1024, Unbatched: true}},
 		{"mux", WebRTCConfig{ViewerQueue: 1024, UDPMuxAddr: "127.0.0.1:0"}},
+		{"mux-unbatched", WebRTCConfig{ViewerQueue: 1024, UDPMuxAddr: "127.0.0.1:0", Unbatched: true}},
 	} {
 		b.Run(tc.name, func(b *testing.B) { benchViewers(b, tc.cfg) })
 	}

@@ -50,21 +50,26 @@ func sameNALUs(a, b [][]byte) bool {
 // frames as the pipeline gave them, byte for byte (no decoding), starting
 // at a keyframe that carries its parameter sets, for H.264 and H.265, and
 // for a camera that sends its parameter sets only in the SDP (the track's
-// are put in front of each keyframe).
+// are put in front of each keyframe), through a socket per session or the
+// mux, each frame batched (by UDP segmentation offload where the kernel
+// takes it) or each packet sent alone.
 func TestWebRTCPlays(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		codec   string
 		media   media.Codec
 		outband bool // parameter sets only in the track
+		cfg     WebRTCConfig
 	}{
-		{"h264", synth.CodecH264, media.H264, false},
-		{"h265", synth.CodecH265, media.H265, false},
-		{"h264 parameters out of band", synth.CodecH264, media.H264, true},
-		{"h265 parameters out of band", synth.CodecH265, media.H265, true},
+		{"h264", synth.CodecH264, media.H264, false, WebRTCConfig{}},
+		{"h265", synth.CodecH265, media.H265, false, WebRTCConfig{}},
+		{"h264 parameters out of band", synth.CodecH264, media.H264, true, WebRTCConfig{}},
+		{"h265 parameters out of band", synth.CodecH265, media.H265, true, WebRTCConfig{}},
+		{"h264 through the mux", synth.CodecH264, media.H264, false, WebRTCConfig{UDPMuxAddr: "127.0.0.1:0"}},
+		{"h264 unbatched", synth.CodecH264, media.H264, false, WebRTCConfig{Unbatched: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := newRTCNode(t, WebRTCConfig{})
+			n := newRTCNode(t, tc.cfg)
 			c := n.s.Consumer()("cam")
 			defer c.Close()
 			src := newSource(t, tc.codec, true)
@@ -103,6 +108,10 @@ func TestWebRTCPlays(t *testing.T) {
 				if !sameNALUs(withoutParams(tc.media, f), want) {
 					t.Fatalf("frame %d after the first differs from the clip's", k)
 				}
+			}
+			if b := n.w.batch; b != nil && gsoSupported(t) && b.gsoPackets.Load() == 0 {
+				t.Errorf("no packet went by UDP segmentation offload (%d by sendmmsg, %d alone)",
+					b.mmsgPackets.Load(), b.singlePackets.Load())
 			}
 		})
 	}

@@ -135,6 +135,7 @@ func (w *WebRTC) connect(r *http.Request, v *viewer, offer string) (string, erro
 	if err != nil {
 		return "", err
 	}
+	sender.Transport().ICETransport().OnSelectedCandidatePairChange(v.setPeer)
 	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
 		switch s {
 		case webrtc.PeerConnectionStateConnected:

@@ -1,0 +1,365 @@
+package live
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// udpPeer is a receiving socket on loopback.
+type udpPeer struct {
+	conn *net.UDPConn
+	addr netip.AddrPort
+}
+
+func newUDPPeer(t testing.TB) *udpPeer {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetReadBuffer(4 << 20)
+	return &udpPeer{conn: c, addr: c.LocalAddr().(*net.UDPAddr).AddrPort()}
+}
+
+// recv reads n datagrams; the deadline only keeps a broken test from
+// hanging.
+func (p *udpPeer) recv(t testing.TB, n int) [][]byte {
+	t.Helper()
+	_ = p.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	out := make([][]byte, 0, n)
+	buf := make([]byte, 70000)
+	for len(out) < n {
+		k, _, err := p.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			t.Fatalf("after %d of %d datagrams: %v", len(out), n, err)
+		}
+		out = append(out, bytes.Clone(buf[:k]))
+	}
+	return out
+}
+
+// newBatchSender returns a batcher and a socket of it on loopback.
+func newBatchSender(t testing.TB) (*sendBatcher, *batchConn) {
+	t.Helper()
+	s := newSendBatcher(zap.NewNop())
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetWriteBuffer(4 << 20)
+	return s, s.wrap(c)
+}
+
+// gsoSupported reports whether the kernel takes UDP_SEGMENT on a
+// loopback socket.
+func gsoSupported(t testing.TB) bool {
+	_, c := newBatchSender(t)
+	return c.gso.Load()
+}
+
+// mediaPacket returns an RTP-looking packet of size bytes (at least 12)
+// carrying seq, filled with a pattern of seq and tag.
+func mediaPacket(tag byte, seq uint16, size int) []byte {
+	b := make([]byte, size)
+	b[0], b[1] = 0x80, 96
+	binary.BigEndian.PutUint16(b[2:], seq)
+	for i := 12; i < size; i++ {
+		b[i] = tag ^ byte(seq) ^ byte(i)
+	}
+	return b
+}
+
+// sizes expands runs of (count, size) pairs.
+func sizes(pairs ...int) []int {
+	var out []int
+	for i := 0; i+1 < len(pairs); i += 2 {
+		for range pairs[i] {
+			out = append(out, pairs[i+1])
+		}
+	}
+	return out
+}
+
+// sendFrame writes one frame of packets of the sizes given to dst through
+// c, as pion would, between begin and end; it returns what it wrote.
+func sendFrame(t testing.TB, s *sendBatcher, c *batchConn, dst netip.AddrPort, tag byte, seq uint16, sz []int) [][]byte {
+	t.Helper()
+	f := s.begin(dst)
+	var sent [][]byte
+	for i, n := range sz {
+		p := mediaPacket(tag, seq+uint16(i), n)
+		if _, err := c.WriteToAddrPort(p, dst); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, p)
+	}
+	if err := s.end(f); err != nil {
+		t.Fatal(err)
+	}
+	return sent
+}
+
+func sameDatagrams(t testing.TB, got, want [][]byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d datagrams, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("datagram %d: %d bytes (seq %d), want %d bytes (seq %d)", i,
+				len(got[i]), binary.BigEndian.Uint16(got[i][2:]), len(want[i]), binary.BigEndian.Uint16(want[i][2:]))
+		}
+	}
+}
+
+// TestBatchConnFrames: a frame's packets reach the peer intact and in
+// order, whatever their sizes, and in fewer system calls than packets
+// where the kernel segments.
+func TestBatchConnFrames(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sizes []int
+	}{
+		{"one packet", sizes(1, 700)},
+		{"equal", sizes(10, 1228)},
+		{"P-frame", sizes(12, 1228, 1, 431)},
+		{"mixed", sizes(1, 40, 60, 1228, 1, 900, 3, 1228, 1, 17, 2, 1228)},
+		{"more than one call holds", sizes(130, 1228, 1, 13)},
+		{"small ones past 64 segments", sizes(200, 100)},
+		{"growing", []int{12, 20, 30, 30, 40, 1228, 1300, 1300, 1299}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, c := newBatchSender(t)
+			peer := newUDPPeer(t)
+			want := sendFrame(t, s, c, peer.addr, 1, 100, tc.sizes)
+			sameDatagrams(t, peer.recv(t, len(want)), want)
+			if c.gso.Load() && len(tc.sizes) > 2 && s.gsoPackets.Load() == 0 {
+				t.Errorf("no packet went by UDP segmentation offload on a socket that takes it")
+			}
+			if sent := s.gsoPackets.Load() + s.mmsgPackets.Load() + s.singlePackets.Load(); sent != uint64(len(want)) {
+				t.Errorf("%d packets counted as sent, want %d", sent, len(want))
+			}
+			t.Logf("%d packets in %d batched calls (%d by GSO, %d by sendmmsg) and %d single sends",
+				len(want), s.calls.Load(), s.gsoPackets.Load(), s.mmsgPackets.Load(), s.singlePackets.Load())
+		})
+	}
+}
+
+// TestBatchConnOthersAtOnce: while a frame is open, packets that are not
+// media, and media to another address, leave at once, even from another
+// goroutine; the frame's media wait for its end.
+func TestBatchConnOthersAtOnce(t *testing.T) {
+	s, c := newBatchSender(t)
+	peer, other := newUDPPeer(t), newUDPPeer(t)
+	f := s.begin(peer.addr)
+	var held [][]byte
+	for i := range 5 {
+		p := mediaPacket(1, uint16(i), 1228)
+		if _, err := c.WriteToAddrPort(p, peer.addr); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+	}
+	stun := append([]byte{0x00, 0x01, 0x00, 0x00}, bytes.Repeat([]byte{7}, 16)...)
+	dtls := append([]byte{22, 0xfe, 0xfd}, bytes.Repeat([]byte{8}, 40)...)
+	rtcp := append([]byte{0x81, 201, 0, 7}, bytes.Repeat([]byte{9}, 28)...)
+	loose := mediaPacket(2, 77, 300)
+	errs := make(chan error, 1)
+	go func() {
+		for _, p := range [][]byte{stun, dtls, rtcp} {
+			if _, err := c.WriteTo(p, net.UDPAddrFromAddrPort(peer.addr)); err != nil {
+				errs <- err
+				return
+			}
+		}
+		_, err := c.WriteToUDPAddrPort(loose, other.addr)
+		errs <- err
+	}()
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	sameDatagrams(t, peer.recv(t, 3), [][]byte{stun, dtls, rtcp})
+	sameDatagrams(t, other.recv(t, 1), [][]byte{loose})
+	if err := s.end(f); err != nil {
+		t.Fatal(err)
+	}
+	sameDatagrams(t, peer.recv(t, len(held)), held)
+}
+
+// TestBatchConnNothingHeldAfterEnd: once a frame ends its batch is gone: a
+// media packet written afterwards leaves at once, and a writer that found
+// the batch before it closed sends its packet itself.
+func TestBatchConnNothingHeldAfterEnd(t *testing.T) {
+	s, c := newBatchSender(t)
+	peer := newUDPPeer(t)
+	want := sendFrame(t, s, c, peer.addr, 1, 0, sizes(20, 1228, 1, 99))
+	sameDatagrams(t, peer.recv(t, len(want)), want)
+	if f := s.lookup(peer.addr); f != nil || len(s.open) != 0 {
+		t.Fatalf("a batch is still open after its frame ended: %v", s.open)
+	}
+	after := mediaPacket(1, 500, 1228)
+	if _, err := c.WriteToAddrPort(after, peer.addr); err != nil {
+		t.Fatal(err)
+	}
+	sameDatagrams(t, peer.recv(t, 1), [][]byte{after})
+
+	f := s.begin(peer.addr)
+	if err := s.end(f); err != nil {
+		t.Fatal(err)
+	}
+	if f.add(c, mediaPacket(1, 501, 1228)) {
+		t.Fatal("a closed batch took a packet")
+	}
+}
+
+// TestBatchConnSharedPeer: two sessions sending to one address (a peer
+// whose one socket serves both) share a batch; the first to end sends what
+// is held so far, the second the rest.
+func TestBatchConnSharedPeer(t *testing.T) {
+	s, c := newBatchSender(t)
+	peer := newUDPPeer(t)
+	a, b := s.begin(peer.addr), s.begin(peer.addr)
+	if a != b {
+		t.Fatal("two frames to one address got two batches")
+	}
+	var first [][]byte
+	for i := range 4 {
+		p := mediaPacket(byte(i%2), uint16(i), 1228)
+		_, _ = c.WriteToAddrPort(p, peer.addr)
+		first = append(first, p)
+	}
+	if err := s.end(a); err != nil {
+		t.Fatal(err)
+	}
+	sameDatagrams(t, peer.recv(t, len(first)), first)
+	rest := [][]byte{mediaPacket(1, 10, 1228), mediaPacket(1, 11, 200)}
+	for _, p := range rest {
+		_, _ = c.WriteToAddrPort(p, peer.addr)
+	}
+	if s.lookup(peer.addr) == nil {
+		t.Fatal("the batch closed while a frame to its address was open")
+	}
+	if err := s.end(b); err != nil {
+		t.Fatal(err)
+	}
+	sameDatagrams(t, peer.recv(t, len(rest)), rest)
+}
+
+// TestBatchConnConcurrent: viewers writing frames at once through one
+// socket (the UDP mux) and through sockets of their own, with unbatched
+// writes beside them: every packet arrives, each peer's in order. Run
+// under -race.
+func TestBatchConnConcurrent(t *testing.T) {
+	s, shared := newBatchSender(t)
+	const viewers, frames = 8, 20
+	type result struct {
+		peer *udpPeer
+		sent [][]byte
+	}
+	results := make([]result, viewers)
+	var wg sync.WaitGroup
+	errs := make(chan error, viewers+1)
+	for v := range viewers {
+		peer := newUDPPeer(t)
+		c := shared
+		if v%2 == 1 {
+			own, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { own.Close() })
+			c = s.wrap(own)
+		}
+		results[v].peer = peer
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sent [][]byte
+			seq := uint16(0)
+			for i := range frames {
+				f := s.begin(peer.addr)
+				n := 3 + (i*7+v)%40
+				for j := range n {
+					size := 1228
+					if j == n-1 {
+						size = 100 + i*13
+					}
+					p := mediaPacket(byte(v), seq, size)
+					seq++
+					if _, err := c.WriteToAddrPort(p, peer.addr); err != nil {
+						errs <- err
+						return
+					}
+					sent = append(sent, p)
+				}
+				if err := s.end(f); err != nil {
+					errs <- err
+					return
+				}
+			}
+			results[v].sent = sent
+		}()
+	}
+	stop := make(chan struct{})
+	keepalive, peer0 := newUDPPeer(t), results[0].peer
+	stuns := 0 // keepalives sent to viewer 0's peer
+	var kwg sync.WaitGroup
+	kwg.Add(1)
+	go func() {
+		defer kwg.Done()
+		stun := []byte{0, 1, 0, 0, 0x21, 0x12, 0xa4, 0x42, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := shared.WriteToAddrPort(stun, keepalive.addr); err != nil {
+				errs <- err
+				return
+			}
+			if _, err := shared.WriteToAddrPort(stun, peer0.addr); err != nil {
+				errs <- err
+				return
+			}
+			stuns++
+			if _, _, err := keepalive.conn.ReadFromUDPAddrPort(make([]byte, 100)); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	kwg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for v, r := range results {
+		n := len(r.sent)
+		if v == 0 {
+			n += stuns
+		}
+		var media [][]byte
+		for _, p := range r.peer.recv(t, n) {
+			if isMedia(p) {
+				media = append(media, p)
+			}
+		}
+		t.Run(fmt.Sprint("viewer ", v), func(t *testing.T) { sameDatagrams(t, media, r.sent) })
+	}
+	if len(s.open) != 0 {
+		t.Errorf("%d batches open after every frame ended", len(s.open))
+	}
+}
