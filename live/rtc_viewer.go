@@ -10,6 +10,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/vigia/vigia/media"
 )
@@ -135,6 +136,7 @@ func (v *viewer) run() {
 	select {
 	case <-v.connected:
 		connect.Stop()
+		v.logConnected()
 	case <-connect.C:
 		v.log.Debug("webrtc session not connected in time")
 		return
@@ -192,6 +194,25 @@ func (v *viewer) write(f *frame) error {
 		}
 	}
 	return nil
+}
+
+// logConnected logs, at debug level, the session's peer and SRTP
+// protection profile (the node's settings prefer AEAD_AES_128_GCM).
+func (v *viewer) logConnected() {
+	if !v.log.Core().Enabled(zapcore.DebugLevel) {
+		return
+	}
+	var srtp string
+	for _, s := range v.pc.GetStats() {
+		if ts, ok := s.(webrtc.TransportStats); ok {
+			srtp = ts.SRTPCipher
+		}
+	}
+	var peer string
+	if p := v.peer.Load(); p != nil {
+		peer = p.String()
+	}
+	v.log.Debug("webrtc session connected", zap.String("peer", peer), zap.String("srtp", srtp))
 }
 
 // setPeer records the remote side of the selected candidate pair.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/dtls/v3"
 	"github.com/pion/interceptor"
 	"github.com/pion/rtp"
 	"github.com/pion/rtp/codecs"
@@ -87,8 +88,9 @@ type rtcClient struct {
 }
 
 // clientAPI is the pion API of test viewers: loopback only, the codec
-// given, nothing else.
-func clientAPI(t testing.TB, codec media.Codec) *webrtc.API {
+// given, the SRTP protection profiles given (pion's when none), nothing
+// else.
+func clientAPI(t testing.TB, codec media.Codec, profiles ...dtls.SRTPProtectionProfile) *webrtc.API {
 	me := &webrtc.MediaEngine{}
 	capa := webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeH264, ClockRate: 90000,
 		SDPFmtpLine: "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f"}
@@ -101,6 +103,9 @@ func clientAPI(t testing.TB, codec media.Codec) *webrtc.API {
 	var se webrtc.SettingEngine
 	se.SetInterfaceFilter(func(n string) bool { return n == "lo" })
 	se.SetIncludeLoopbackCandidate(true)
+	if len(profiles) > 0 {
+		se.SetSRTPProtectionProfiles(profiles...)
+	}
 	return webrtc.NewAPI(webrtc.WithMediaEngine(me), webrtc.WithSettingEngine(se),
 		webrtc.WithInterceptorRegistry(&interceptor.Registry{}))
 }
@@ -109,7 +114,13 @@ func clientAPI(t testing.TB, codec media.Codec) *webrtc.API {
 // connection receiving codec.
 func offerSDP(t testing.TB, codec media.Codec) (*webrtc.PeerConnection, string) {
 	t.Helper()
-	pc, err := clientAPI(t, codec).NewPeerConnection(webrtc.Configuration{})
+	return offerSDPWith(t, clientAPI(t, codec))
+}
+
+// offerSDPWith is offerSDP with the viewer's API.
+func offerSDPWith(t testing.TB, api *webrtc.API) (*webrtc.PeerConnection, string) {
+	t.Helper()
+	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +157,13 @@ func postOffer(t testing.TB, target, sdp string) (int, string, string) {
 // node answers 201.
 func dial(t testing.TB, target string, codec media.Codec) *rtcClient {
 	t.Helper()
-	pc, offer := offerSDP(t, codec)
+	return dialWith(t, target, codec, clientAPI(t, codec))
+}
+
+// dialWith is dial with the viewer's API (clientAPI).
+func dialWith(t testing.TB, target string, codec media.Codec, api *webrtc.API) *rtcClient {
+	t.Helper()
+	pc, offer := offerSDPWith(t, api)
 	code, loc, body := postOffer(t, target, offer)
 	if code != http.StatusCreated || loc == "" {
 		t.Fatalf("WHEP POST: %d %q (Location %q)", code, body, loc)

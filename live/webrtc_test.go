@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/dtls/v3"
+	"github.com/pion/webrtc/v4"
+
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
@@ -112,6 +115,46 @@ func TestWebRTCPlays(t *testing.T) {
 			if b := n.w.batch; b != nil && gsoSupported(t) && b.gsoPackets.Load() == 0 {
 				t.Errorf("no packet went by UDP segmentation offload (%d by sendmmsg, %d alone)",
 					b.mmsgPackets.Load(), b.singlePackets.Load())
+			}
+		})
+	}
+}
+
+// TestWebRTCSRTPProfile checks that the node answers as the DTLS server
+// and picks AEAD_AES_128_GCM from a viewer that offers it, whatever the
+// viewer prefers (pion AES-256, Chromium HMAC-SHA1), and HMAC-SHA1 from
+// one that offers nothing else.
+func TestWebRTCSRTPProfile(t *testing.T) {
+	n := newRTCNode(t, WebRTCConfig{})
+	c := n.s.Consumer()("cam")
+	defer c.Close()
+	src := newSource(t, synth.CodecH264, true)
+	c.Tracks(src.tracks())
+	play(t, c, src)
+	for _, tc := range []struct {
+		name     string
+		profiles []dtls.SRTPProtectionProfile
+		want     string
+	}{
+		{"pion's offer", nil, "SRTP_AEAD_AES_128_GCM"},
+		{"HMAC-SHA1 first", []dtls.SRTPProtectionProfile{dtls.SRTP_AES128_CM_HMAC_SHA1_80,
+			dtls.SRTP_AEAD_AES_256_GCM, dtls.SRTP_AEAD_AES_128_GCM}, "SRTP_AEAD_AES_128_GCM"},
+		{"HMAC-SHA1 only", []dtls.SRTPProtectionProfile{dtls.SRTP_AES128_CM_HMAC_SHA1_80}, "SRTP_AES128_CM_HMAC_SHA1_80"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := dialWith(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264, clientAPI(t, media.H264, tc.profiles...))
+			if !strings.Contains(v.pc.RemoteDescription().SDP, "a=setup:passive") {
+				t.Error("the answer does not make the node the DTLS server (a=setup:passive)")
+			}
+			v.waitFrames(t, 1, 20*time.Second)
+			var got string
+			for _, s := range v.pc.GetStats() {
+				if ts, ok := s.(webrtc.TransportStats); ok {
+					got = ts.SRTPCipher
+				}
+			}
+			if got != tc.want {
+				t.Errorf("SRTP protection profile %q, want %q", got, tc.want)
 			}
 		})
 	}
