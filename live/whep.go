@@ -47,7 +47,7 @@ func (w *WebRTC) Register(mux interface {
 func cors(rw http.ResponseWriter) {
 	h := rw.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", "Location")
+	h.Set("Access-Control-Expose-Headers", "Location, Retry-After")
 }
 
 func preflight(rw http.ResponseWriter, _ *http.Request) {
@@ -89,6 +89,9 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 	}
 	codec := st.hub.videoCodec()
 	if codec == "" {
+		// The camera has no video yet (it is connecting): a viewer may
+		// ask again shortly, which the player does before falling back.
+		rw.Header().Set("Retry-After", "1")
 		w.refuse(rw, http.StatusServiceUnavailable, "not_started", "stream not started yet")
 		return
 	}

@@ -49,12 +49,14 @@
   function play(video, url, opts) {
     opts = opts || {};
     var s = { pc: null, location: null, closed: false, playing: false, failed: false };
-    function fail(why) {
+    // fail ends the session; retryAfter (seconds) is set when the node
+    // said the camera has no video yet (503 with Retry-After).
+    function fail(why, retryAfter) {
       if (s.closed || s.failed) { return; }
       s.failed = true;
       var was = s.playing;
       close();
-      if (opts.onFail) { opts.onFail(why, was); }
+      if (opts.onFail) { opts.onFail(why, was, retryAfter || 0); }
     }
     function close() {
       if (s.closed) { return; }
@@ -124,6 +126,11 @@
       if (s.closed) { throw new Error('closed'); }
       return fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/sdp' }, body: pc.localDescription.sdp });
     }).then(function (r) {
+      if (r.status === 503 && r.headers.get('Retry-After')) {
+        var e = new Error('the camera has no video yet');
+        e.retryAfter = Number(r.headers.get('Retry-After')) || 1;
+        throw e;
+      }
       if (r.status !== 201) { throw new Error('the node answered ' + r.status); }
       var loc = r.headers.get('Location');
       if (loc && s.closed) { fetch(new URL(loc, url).toString(), { method: 'DELETE', keepalive: true }).catch(function () {}); }
@@ -132,7 +139,7 @@
     }).then(function (sdp) {
       if (s.closed) { return null; }
       return pc.setRemoteDescription({ type: 'answer', sdp: sdp });
-    }).catch(function (e) { fail(String(e && e.message || e)); });
+    }).catch(function (e) { fail(String(e && e.message || e), e && e.retryAfter); });
     return s;
   }
 

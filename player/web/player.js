@@ -262,14 +262,23 @@
       var gen = st.gen;
       st.rtc = rtc.play(video, cfg.liveUrl, {
         timeoutMs: 4000,
-        onPlaying: function () { if (gen === st.gen) { setTransport('webrtc'); } },
-        onFail: function (why, wasPlaying) {
+        onPlaying: function () { if (gen === st.gen) { st.rtcWaits = 0; setTransport('webrtc'); } },
+        onFail: function (why, wasPlaying, retryAfter) {
           if (gen !== st.gen) { return; }
           st.rtc = null;
           body.dataset.webrtcError = why;
           // A session that played and broke (camera restarted, node
-          // left) is tried again; one that never played falls back.
-          if (wasPlaying) { goLive(); } else { playLiveHLS(); }
+          // left) is tried again, and so is one the node refused for a
+          // camera with no video yet (connecting: up to 10 times, as it
+          // asks); one that never played otherwise falls back.
+          if (wasPlaying) { goLive(); return; }
+          if (retryAfter > 0 && (st.rtcWaits || 0) < 10) {
+            st.rtcWaits = (st.rtcWaits || 0) + 1;
+            say('Waiting for the camera\u2019s first picture\u2026');
+            st.rtcRetry = setTimeout(function () { if (gen === st.gen) { goLive(); } }, retryAfter * 1000);
+            return;
+          }
+          playLiveHLS();
         },
       });
       return;
