@@ -132,7 +132,7 @@ func (p *pipeline) run() {
 		var ok bool
 		batch, ok = p.q.take(batch[:0])
 		for _, it := range batch {
-			p.take(it)
+			p.handleItem(it)
 			p.q.done()
 		}
 		clear(batch)
@@ -142,8 +142,8 @@ func (p *pipeline) run() {
 	}
 }
 
-// take handles one item of the queue.
-func (p *pipeline) take(it item) {
+// handleItem handles one item of the queue.
+func (p *pipeline) handleItem(it item) {
 	if it.down != nil {
 		p.gaps.down(p.writer, it.down.cause, it.down.detail)
 		return

@@ -89,7 +89,10 @@ func (f *spoolFile) sync(wait bool) error {
 		if err == nil {
 			if g := f.s.group; g != nil {
 				if f.pending != 0 {
-					g.hurry(f.pending) // fragments faster than rounds (tests): no pause
+					// A fragment shorter than a round's pause (or frames
+					// fed faster than real time) starts that round now
+					// rather than waiting for it.
+					g.hurry(f.pending)
 					err = g.wait(f.pending)
 				}
 				f.pending = 0

@@ -55,7 +55,7 @@ type groupSync struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	running   bool
-	scheduled bool      // a timer will start the next round
+	scheduled bool // a timer will start the next round
 	timer     *time.Timer
 	lastStart time.Time // when the last round started
 	wanted    uint64    // the newest round asked for
@@ -168,9 +168,6 @@ func (g *groupSync) wait(target uint64) error {
 	}
 	return nil
 }
-
-// sync returns once a round that started after the call has finished.
-func (g *groupSync) sync() error { return g.wait(g.request(true)) }
 
 // waiters returns the number of callers waiting while a round runs.
 func (g *groupSync) waiters() int {

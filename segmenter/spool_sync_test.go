@@ -46,7 +46,8 @@ func TestGroupSyncCoversEveryCaller(t *testing.T) {
 			returned <- rounds.Load()
 		}()
 	}
-	waitUntil(t, func() bool { return g.waiters() == callers }) // the first caller too
+	// Everyone waits, the first caller too.
+	waitUntil(t, func() bool { return g.waiters() == callers })
 	gate <- struct{}{} // round 1 ends; one waiter starts round 2
 	waitUntil(t, func() bool { return rounds.Load() == 2 })
 	gate <- struct{}{} // round 2 ends
@@ -71,6 +72,9 @@ func TestGroupSyncCoversEveryCaller(t *testing.T) {
 		t.Errorf("failed round: %v", err)
 	}
 }
+
+// sync returns once a round that started after the call has finished.
+func (g *groupSync) sync() error { return g.wait(g.request(true)) }
 
 func waitUntil(t *testing.T, ok func() bool) {
 	t.Helper()

@@ -51,11 +51,10 @@ const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
 // object's metadata holds: a segment's writer passes its init size, and so
 // does whoever finds a segment by its writer's values.
 func SegmentKey(camera string, start time.Time, dur time.Duration, initSize int64) string {
-	n := initSize
-	if !ValidCameraID(camera) || !validTime(start) || dur < 0 || n < 0 {
+	if !ValidCameraID(camera) || !validTime(start) || dur < 0 || initSize < 0 {
 		return ""
 	}
-	return SegmentPrefix(camera, start) + segmentName(start.UnixMilli(), dur.Milliseconds(), n)
+	return SegmentPrefix(camera, start) + segmentName(start.UnixMilli(), dur.Milliseconds(), initSize)
 }
 
 // segmentName is the last segment of a segment key.
@@ -97,10 +96,7 @@ func parseSegmentStem(stem string) (startMs, durMs, initSize int64, ok bool) {
 		return 0, 0, 0, false
 	}
 	durStr, initStr, withInit := strings.Cut(rest, "_")
-	if startMs, ok = parseCanonical(startStr); !ok {
-		return 0, 0, 0, false
-	}
-	if durMs, ok = parseCanonical(durStr); !ok || durMs > maxDurationMs {
+	if startMs, durMs, ok = parseSpan(startStr, durStr); !ok {
 		return 0, 0, 0, false
 	}
 	if withInit {
@@ -109,6 +105,18 @@ func parseSegmentStem(stem string) (startMs, durMs, initSize int64, ok bool) {
 		}
 	}
 	return startMs, durMs, initSize, true
+}
+
+// parseSpan parses the {startMs} and {durMs} of a recording key's name
+// (canonical decimals, durMs within a time.Duration).
+func parseSpan(startStr, durStr string) (startMs, durMs int64, ok bool) {
+	if startMs, ok = parseCanonical(startStr); !ok {
+		return 0, 0, false
+	}
+	if durMs, ok = parseCanonical(durStr); !ok || durMs > maxDurationMs {
+		return 0, 0, false
+	}
+	return startMs, durMs, true
 }
 
 // SegmentPrefix returns the prefix of camera's recording segments that start
@@ -221,11 +229,8 @@ func ParseRecordingKey(key string) (RecordingEntry, error) {
 			return e, fmt.Errorf("%w: %q: name is not {startMs}_{durMs}_{cause}", ErrInvalidSegmentKey, key)
 		}
 		e.Cause = f[2]
-		if e.StartMs, ok = parseCanonical(f[0]); !ok {
-			return e, fmt.Errorf("%w: %q: bad start", ErrInvalidSegmentKey, key)
-		}
-		if e.DurMs, ok = parseCanonical(f[1]); !ok || e.DurMs > maxDurationMs {
-			return e, fmt.Errorf("%w: %q: bad duration", ErrInvalidSegmentKey, key)
+		if e.StartMs, e.DurMs, ok = parseSpan(f[0], f[1]); !ok {
+			return e, fmt.Errorf("%w: %q: bad start or duration", ErrInvalidSegmentKey, key)
 		}
 	} else {
 		return e, fmt.Errorf("%w: %q: not an %s or %s", ErrInvalidSegmentKey, key, segmentExt, gapExt)

@@ -34,4 +34,3 @@ func runWHEPViewers(args []string, stdin io.Reader, stdout io.Writer) error {
 	defer stop()
 	return bench.RunWHEPViewers(ctx, urls, *window, stdout)
 }
-
