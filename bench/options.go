@@ -38,10 +38,24 @@ type Options struct {
 	// It defaults to 20 seconds.
 	WebRTCWindow time.Duration
 
+	// WebRTCBaseline is how long the recorder's CPU is read with no viewer
+	// right before each set of WebRTC viewers: the viewers' cost is the
+	// CPU while they watch minus that. 0 takes the recording window's
+	// instead.
+	// It defaults to 10 seconds.
+	WebRTCBaseline time.Duration
+
+	// WebRTCPlainSockets measures the viewers with plain sockets only. By
+	// default their sockets take the node's runs of datagrams whole
+	// (UDP_GRO, RunWHEPViewers), and the viewers of one camera are also
+	// measured once with plain sockets, for comparison.
+	WebRTCPlainSockets bool
+
 	// ViewersCommand returns the command running the WebRTC viewers of
-	// urls for window (RunWHEPViewers's protocol).
+	// urls for window (RunWHEPViewers's protocol), with gro their sockets
+	// taking runs whole.
 	// It defaults to SelfViewersCommand.
-	ViewersCommand func(urls []string, window time.Duration) (*exec.Cmd, error)
+	ViewersCommand func(urls []string, window time.Duration, gro bool) (*exec.Cmd, error)
 
 	// Discard deletes each segment from storage once it is stored and
 	// counted, so that a long run does not fill the disk. The deletions
@@ -187,17 +201,18 @@ const (
 
 func Defaults() Options {
 	return Options{
-		Cameras:      100,
-		Duration:     60 * time.Second,
-		LiveWindow:   20 * time.Second,
-		WebRTCWindow: 20 * time.Second,
-		Warmup:       10 * time.Second,
-		Backend:      "fs",
-		Codec:        "h264",
-		Audio:        true,
-		AudioCodec:   "aac",
-		Segment:      60 * time.Second,
-		FFmpegSample: 10,
+		Cameras:        100,
+		Duration:       60 * time.Second,
+		LiveWindow:     20 * time.Second,
+		WebRTCWindow:   20 * time.Second,
+		WebRTCBaseline: 10 * time.Second,
+		Warmup:         10 * time.Second,
+		Backend:        "fs",
+		Codec:          "h264",
+		Audio:          true,
+		AudioCodec:     "aac",
+		Segment:        60 * time.Second,
+		FFmpegSample:   10,
 	}
 }
 

@@ -126,8 +126,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			p("webrtc: "+w.Name, "not measured: %s", w.Err)
 			continue
 		}
-		p("webrtc: "+w.Name, "%.4f %% of one core and %.3f MiB per viewer (recorder at %.1f %%), %d/%d connected, %.0f frames each in %.0f s, %d packets lost (machine UDP receive-buffer drops %d)",
-			w.CPUPercentPerViewer, w.RSSPerViewerMiB, w.RecorderCPUPercent, w.Connected, w.Viewers, w.FramesPerViewer, w.WindowS, w.LostPackets, w.UDPRcvbufErrors)
+		sockets := "plain sockets"
+		if w.GRO {
+			sockets = "runs taken whole"
+		}
+		p("webrtc: "+w.Name, "%.4f %% of one core and %.3f MiB per viewer (recorder at %.1f %%, %.1f %% just before), %d/%d connected, %.0f frames each in %.0f s, %d packets lost (machine UDP receive-buffer drops %d; %s)",
+			w.CPUPercentPerViewer, w.RSSPerViewerMiB, w.RecorderCPUPercent, w.BaselineCPUPercent, w.Connected, w.Viewers, w.FramesPerViewer, w.WindowS, w.LostPackets, w.UDPRcvbufErrors, sockets)
 	}
 	if r.Imaging != nil {
 		for _, l := range r.Imaging.text() {

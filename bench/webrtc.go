@@ -21,9 +21,11 @@ type WebRTCPhase struct {
 	Cameras   int    `json:"cameras"`
 	Connected int    `json:"connected"`
 	// RecorderCPUPercent is the recorder's CPU while they watched, in % of
-	// one core; CPUPercentPerViewer is that minus the recording window's,
-	// divided by the viewers.
+	// one core; BaselineCPUPercent its CPU with no viewer right before
+	// (Options.WebRTCBaseline; the recording window's when 0);
+	// CPUPercentPerViewer the difference divided by the viewers.
 	RecorderCPUPercent  float64 `json:"recorder_cpu_percent"`
+	BaselineCPUPercent  float64 `json:"baseline_cpu_percent"`
 	CPUPercentPerViewer float64 `json:"cpu_percent_per_viewer"`
 	// RSSPerViewerMiB is how much the recorder's resident set grew from
 	// before the viewers connected to the end of the window, per viewer.
@@ -33,6 +35,8 @@ type WebRTCPhase struct {
 	// sequences (a viewer's own drops).
 	FramesPerViewer float64 `json:"frames_per_viewer"`
 	LostPackets     int64   `json:"lost_packets"`
+	// GRO is whether the viewers' sockets took the node's runs whole.
+	GRO bool `json:"gro"`
 	// UDPRcvbufErrors is the machine's count of UDP datagrams dropped for a
 	// full receive buffer during the window (/proc/net/snmp), -1 unknown:
 	// where the viewers' lost packets went.
@@ -42,19 +46,20 @@ type WebRTCPhase struct {
 }
 
 // SelfViewersCommand runs this executable's `whep-viewers` subcommand.
-func SelfViewersCommand(urls []string, window time.Duration) (*exec.Cmd, error) {
+func SelfViewersCommand(urls []string, window time.Duration, gro bool) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)
 	}
-	cmd := exec.Command(exe, "whep-viewers", "--window", window.String())
+	cmd := exec.Command(exe, "whep-viewers", "--window", window.String(), "--gro="+strconv.FormatBool(gro))
 	cmd.Stdin = strings.NewReader(strings.Join(urls, "\n") + "\n")
 	return cmd, nil
 }
 
 // measureWebRTC runs the WebRTC phases after the measured window: one
-// viewer of the first camera, WebRTCViewers viewers of it, and one viewer
-// on each of the first WebRTCViewers cameras.
+// viewer of the first camera, WebRTCViewers viewers of it (with the
+// viewers' sockets taking runs whole, then plain), and one viewer on each
+// of the first WebRTCViewers cameras.
 func (r *run) measureWebRTC(ctx context.Context, cameras []string) []WebRTCPhase {
 	n := r.o.WebRTCViewers
 	if n <= 0 || len(cameras) == 0 {
@@ -69,29 +74,59 @@ func (r *run) measureWebRTC(ctx context.Context, cameras []string) []WebRTCPhase
 	for _, c := range cameras[:min(n, len(cameras))] {
 		each = append(each, r.app.WHEPURL(c, exp))
 	}
-	phases := []struct {
+	gro := !r.o.WebRTCPlainSockets
+	type phase struct {
 		name    string
 		urls    []string
 		cameras int
-	}{
-		{"one viewer of one camera", same[:1], 1},
-		{fmt.Sprintf("%d viewers of one camera", n), same, 1},
-		{fmt.Sprintf("one viewer on each of %d cameras", len(each)), each, len(each)},
+		gro     bool
 	}
+	phases := []phase{
+		{"one viewer of one camera", same[:1], 1, gro},
+		{fmt.Sprintf("%d viewers of one camera", n), same, 1, gro},
+	}
+	if gro {
+		phases = append(phases, phase{fmt.Sprintf("%d viewers of one camera, plain sockets", n), same, 1, false})
+	}
+	phases = append(phases, phase{fmt.Sprintf("one viewer on each of %d cameras", len(each)), each, len(each), gro})
 	var out []WebRTCPhase
 	for _, p := range phases {
 		r.progress("WebRTC: %s for %v", p.name, r.o.WebRTCWindow)
-		ph := r.webrtcPhase(ctx, p.urls)
+		ph := r.webrtcPhase(ctx, p.urls, p.gro)
 		ph.Name, ph.Cameras = p.name, p.cameras
 		out = append(out, ph)
 	}
 	return out
 }
 
-// webrtcPhase measures the recorder while a viewers process watches urls.
-func (r *run) webrtcPhase(ctx context.Context, urls []string) WebRTCPhase {
-	ph := WebRTCPhase{Viewers: len(urls), WindowS: r.o.WebRTCWindow.Seconds()}
-	cmd, err := r.o.ViewersCommand(urls, r.o.WebRTCWindow)
+// baselineCPU returns the recorder's CPU over Options.WebRTCBaseline from
+// now, in % of one core; the recording window's when that is 0.
+func (r *run) baselineCPU(ctx context.Context) float64 {
+	d := r.o.WebRTCBaseline
+	if d <= 0 {
+		return r.recordingCPUPercent
+	}
+	cpu0, err := selfCPU()
+	start := time.Now()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	cpu1, err1 := selfCPU()
+	if err != nil || err1 != nil {
+		return r.recordingCPUPercent
+	}
+	return 100 * (cpu1 - cpu0).Seconds() / time.Since(start).Seconds()
+}
+
+// webrtcPhase measures the recorder with no viewer, then while a viewers
+// process watches urls.
+func (r *run) webrtcPhase(ctx context.Context, urls []string, gro bool) WebRTCPhase {
+	ph := WebRTCPhase{Viewers: len(urls), WindowS: r.o.WebRTCWindow.Seconds(), GRO: gro}
+	ph.BaselineCPUPercent = r.baselineCPU(ctx)
+	cmd, err := r.o.ViewersCommand(urls, r.o.WebRTCWindow, gro)
 	if err != nil {
 		ph.Err = err.Error()
 		return ph
@@ -140,7 +175,7 @@ func (r *run) webrtcPhase(ctx context.Context, urls []string) WebRTCPhase {
 		ph.FramesPerViewer = float64(frames) / float64(len(rep.Frames))
 	}
 	ph.RecorderCPUPercent = 100 * (cpu1 - cpu0).Seconds() / el.Seconds()
-	ph.CPUPercentPerViewer = (ph.RecorderCPUPercent - r.recordingCPUPercent) / float64(len(urls))
+	ph.CPUPercentPerViewer = (ph.RecorderCPUPercent - ph.BaselineCPUPercent) / float64(len(urls))
 	ph.RSSPerViewerMiB = mib(rss1-rss0) / float64(len(urls))
 	return ph
 }

@@ -46,8 +46,11 @@ type wheper struct {
 // (loopback), waits until each receives a frame (at most 30 s), prints
 // connectedLine, receives for window and prints a ViewersReport as JSON.
 // It is the viewers' side of the bench's WebRTC measure, run as a process
-// of its own so that their cost is not counted as the recorder's.
-func RunWHEPViewers(ctx context.Context, urls []string, window time.Duration, out io.Writer) error {
+// of its own so that their cost is not counted as the recorder's. With
+// gro, their sockets take the node's runs of datagrams whole where the
+// kernel can (groConn), so that loopback charges the node for as little
+// of their receiving as a viewer on another machine would.
+func RunWHEPViewers(ctx context.Context, urls []string, window time.Duration, gro bool, out io.Writer) error {
 	me := &webrtc.MediaEngine{}
 	if err := me.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: webrtc.RTPCodecCapability{
 		MimeType: webrtc.MimeTypeH264, ClockRate: 90000,
@@ -66,7 +69,7 @@ func RunWHEPViewers(ctx context.Context, urls []string, window time.Duration, ou
 	if err != nil {
 		return err
 	}
-	se.SetNet(viewerNet{n})
+	se.SetNet(viewerNet{Net: n, gro: gro})
 	api := webrtc.NewAPI(webrtc.WithMediaEngine(me), webrtc.WithSettingEngine(se),
 		webrtc.WithInterceptorRegistry(&interceptor.Registry{}))
 	vs := make([]*wheper, 0, len(urls))
@@ -121,14 +124,25 @@ func RunWHEPViewers(ctx context.Context, urls []string, window time.Duration, ou
 // kernel caps it at net.core.rmem_max.
 const viewerReadBuffer = 4 << 20
 
+// mdnsPort is multicast DNS's: pion's mDNS socket is left as it is.
+const mdnsPort = 5353
+
 // viewerNet is pion's standard network with viewerReadBuffer on every
-// UDP socket.
-type viewerNet struct{ *stdnet.Net }
+// UDP socket and, with gro, the sockets taking runs whole (groConn).
+type viewerNet struct {
+	*stdnet.Net
+	gro bool
+}
 
 func (n viewerNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.UDPConn, error) {
 	c, err := n.Net.ListenUDP(network, laddr)
 	if err == nil {
 		_ = c.SetReadBuffer(viewerReadBuffer)
+		if uc, ok := c.(*net.UDPConn); ok && n.gro && (laddr == nil || laddr.Port != mdnsPort) {
+			if g := newGROConn(uc); g != nil {
+				return g, nil
+			}
+		}
 	}
 	return c, err
 }

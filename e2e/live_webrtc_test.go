@@ -42,7 +42,7 @@ func TestWebRTCViewersKeepRecording(t *testing.T) {
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
 	go func() {
-		err := bench.RunWHEPViewers(t.Context(), urls, window, pw)
+		err := bench.RunWHEPViewers(t.Context(), urls, window, true, pw)
 		pw.CloseWithError(err)
 		errc <- err
 	}()

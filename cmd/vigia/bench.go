@@ -26,6 +26,8 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.DurationVar(&o.LiveWindow, "live", o.LiveWindow, "one viewer watches the first camera live this long after the window, for the live latency (0 skips)")
 	fs.IntVar(&o.WebRTCViewers, "webrtc-viewers", o.WebRTCViewers, "after the live latency, measure WebRTC viewers: 1 and this many of the first camera, and one on each of this many cameras (0 skips)")
 	fs.DurationVar(&o.WebRTCWindow, "webrtc-window", o.WebRTCWindow, "how long each set of WebRTC viewers watches")
+	fs.DurationVar(&o.WebRTCBaseline, "webrtc-baseline", o.WebRTCBaseline, "the recorder's CPU with no viewer is read this long before each set of WebRTC viewers (0: the recording window's)")
+	fs.BoolVar(&o.WebRTCPlainSockets, "webrtc-plain-sockets", o.WebRTCPlainSockets, "the WebRTC viewers' sockets never take the node's runs of datagrams whole (UDP_GRO), and the viewers of one camera are measured once")
 	fs.StringVar(&o.Backend, "backend", o.Backend, "storage: fs (temporary directory) or s3 (a MinIO process, binary at $VIGIA_TOOLS/minio)")
 	fs.StringVar(&o.Codec, "codec", o.Codec, "h264, h265 or mixed")
 	audio := fs.String("audio", o.AudioCodec, "cameras' audio, recorded too: aac, g711 (µ-law; pcmu too), pcma, opus (G.711 and Opus are transcoded to AAC: the report gives the cost), or none")

@@ -31,7 +31,7 @@ Usage:
   vigia synthcam  [--addr HOST:PORT] [--cameras N] [--codec h264|h265|mixed]
                                                        synthetic RTSP cameras
   vigia bench     [flags]                              records N synthetic cameras and prints the cost
-  vigia whep-viewers --window D < urls                 WebRTC viewers of the WHEP addresses read on stdin (for the bench)
+  vigia whep-viewers --window D [--gro=false] < urls  WebRTC viewers of the WHEP addresses read on stdin (for the bench)
   vigia export    --config FILE --camera ID --from FROM --to TO --out FILE.mp4
                                                        one video from recordings in storage (FROM, TO: Unix ms or RFC 3339)
   vigia config check FILE                              validates a configuration file
