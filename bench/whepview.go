@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
 	"github.com/pion/transport/v5"
 	"github.com/pion/transport/v5/stdnet"
@@ -65,6 +66,9 @@ func RunWHEPViewers(ctx context.Context, urls []string, window time.Duration, gr
 	var se webrtc.SettingEngine
 	se.SetInterfaceFilter(func(n string) bool { return n == "lo" })
 	se.SetIncludeLoopbackCandidate(true)
+	// No mDNS: the viewers are on the node's machine, and pion's mDNS
+	// reader needs its socket to be a *net.UDPConn, not a groConn.
+	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	n, err := stdnet.NewNet()
 	if err != nil {
 		return err
@@ -124,9 +128,6 @@ func RunWHEPViewers(ctx context.Context, urls []string, window time.Duration, gr
 // kernel caps it at net.core.rmem_max.
 const viewerReadBuffer = 4 << 20
 
-// mdnsPort is multicast DNS's: pion's mDNS socket is left as it is.
-const mdnsPort = 5353
-
 // viewerNet is pion's standard network with viewerReadBuffer on every
 // UDP socket and, with gro, the sockets taking runs whole (groConn).
 type viewerNet struct {
@@ -138,7 +139,7 @@ func (n viewerNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.UDPC
 	c, err := n.Net.ListenUDP(network, laddr)
 	if err == nil {
 		_ = c.SetReadBuffer(viewerReadBuffer)
-		if uc, ok := c.(*net.UDPConn); ok && n.gro && (laddr == nil || laddr.Port != mdnsPort) {
+		if uc, ok := c.(*net.UDPConn); ok && n.gro {
 			if g := newGROConn(uc); g != nil {
 				return g, nil
 			}

@@ -88,15 +88,10 @@ func (f *spoolFile) sync(wait bool) error {
 		f.mu.Unlock()
 		if err == nil {
 			if g := f.s.group; g != nil {
-				if f.pending != 0 {
-					// A fragment shorter than a round's pause (or frames
-					// fed faster than real time) starts that round now
-					// rather than waiting for it.
-					g.hurry(f.pending)
-					err = g.wait(f.pending)
-				}
-				f.pending = 0
-				if err == nil {
+				// A fragment shorter than a round's pause (or frames fed
+				// faster than real time) starts the round of the one
+				// before now rather than waiting for it.
+				if err = f.waitPending(); err == nil {
 					f.pending = g.request(wait)
 				}
 			} else {
@@ -107,10 +102,8 @@ func (f *spoolFile) sync(wait bool) error {
 			f.dirty = false
 		}
 	}
-	if err == nil && wait && f.pending != 0 {
-		f.s.group.hurry(f.pending)
-		err = f.s.group.wait(f.pending)
-		f.pending = 0
+	if err == nil && wait {
+		err = f.waitPending()
 	}
 	if err != nil {
 		return f.s.noSpace(fmt.Errorf("sync spool file: %w", err))
@@ -125,6 +118,19 @@ func (f *spoolFile) end() {
 	f.closed = true
 	f.wb.release()
 	f.mu.Unlock()
+}
+
+// waitPending waits for the group sync round of the last fragment, started
+// now if it is still waiting for its time.
+func (f *spoolFile) waitPending() error {
+	if f.pending == 0 {
+		return nil
+	}
+	g := f.s.group
+	g.hurry(f.pending)
+	err := g.wait(f.pending)
+	f.pending = 0
+	return err
 }
 
 // finish closes the file, records the final metadata and queues the segment
