@@ -3,11 +3,14 @@ package live
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -27,8 +30,23 @@ type viewer struct {
 	codec  media.Codec
 	hub    *hub
 	pc     *webrtc.PeerConnection
-	track  *webrtc.TrackLocalStaticRTP
+	track  *rtcTrack
 	log    *zap.Logger
+
+	secrets dtlsSecrets // the session's DTLS handshake reports here
+
+	// How the session's packets leave (findPath), used by run's
+	// goroutine only: sealed by the node and sent on via's socket, or
+	// (via nil) through pion. A session's packets are sealed by one side
+	// only, as the SRTP rollover counter lives there: once through pion,
+	// always; once sealed, the session ends if its packets would have to
+	// go through pion.
+	seal   *sealer
+	via    *sighting
+	sealed bool        // a packet was sealed by the node
+	byPion bool        // a packet went through pion
+	noSeal bool        // the node's key could not be had: pion seals
+	repath atomic.Bool // the selected candidate pair changed
 
 	ch chan *frame
 
@@ -51,6 +69,7 @@ type viewer struct {
 
 	frames  atomic.Uint64 // frames written
 	dropped atomic.Uint64 // frames lost to a full queue
+	sealedN atomic.Uint64 // packets sealed by the node
 }
 
 func newSessionID() string {
@@ -136,7 +155,6 @@ func (v *viewer) run() {
 	select {
 	case <-v.connected:
 		connect.Stop()
-		v.logConnected()
 	case <-connect.C:
 		v.log.Debug("webrtc session not connected in time")
 		return
@@ -145,6 +163,11 @@ func (v *viewer) run() {
 	case <-v.quit:
 		return
 	}
+	if err := v.findPath(); err != nil {
+		v.log.Debug("webrtc session has no way out", zap.Error(err))
+		return
+	}
+	v.logConnected()
 	if !v.hub.join(v) {
 		return // the camera's codec changed meanwhile
 	}
@@ -175,11 +198,21 @@ func (v *viewer) run() {
 	}
 }
 
-// write sends f's packets. pion encrypts each and writes it to the socket
-// before WriteRTP returns, so with the node's sendBatcher the frame is
-// opened for the peer's address first and ends (its packets sent) before
-// write returns.
+// write sends f's packets, sealed by the node (writeSealed) or through
+// pion. pion encrypts each packet and writes it to the socket before
+// WriteRTP returns, so with the node's sendBatcher the frame is opened for
+// the peer's address first and ends (its packets sent) before write
+// returns.
 func (v *viewer) write(f *frame) error {
+	if v.repath.Load() {
+		if err := v.findPath(); err != nil {
+			return err
+		}
+	}
+	if v.via != nil {
+		return v.writeSealed(f)
+	}
+	v.byPion = true
 	if b, peer := v.w.batch, v.peer.Load(); b != nil && peer != nil {
 		fb := b.begin(*peer)
 		defer func() {
@@ -192,6 +225,79 @@ func (v *viewer) write(f *frame) error {
 		if err := v.track.WriteRTP(p); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writeSealed seals f's packets into runs of datagrams and sends each run
+// in one system call on the socket pion uses for the session. A failed
+// send is logged, as a lost packet would be; the session goes on.
+func (v *viewer) writeSealed(f *frame) error {
+	g, s := v.via, v.seal
+	var r run
+	defer r.release()
+	for _, p := range f.pkts {
+		size := s.size(p)
+		if !r.fits(g.conn, size) {
+			v.sendRun(&r, g.dst)
+		}
+		v.sealed = true
+		if err := s.seal(r.grow(g.conn, size), p); err != nil {
+			return err
+		}
+	}
+	v.sendRun(&r, g.dst)
+	v.sealedN.Add(uint64(len(f.pkts)))
+	return nil
+}
+
+func (v *viewer) sendRun(r *run, dst netip.AddrPort) {
+	if err := r.send(dst); err != nil {
+		v.log.Debug("webrtc send failed", zap.Error(err))
+	}
+}
+
+// findPath decides how the session's packets leave. When pion's write for
+// the session ends on one of the node's batched UDP sockets (a host or
+// server-reflexive candidate; not a TURN relay, not ICE-TCP) and the
+// node has the session's SRTP key, the node seals the packets itself and
+// sends them on that socket to that address; else they go through pion.
+// It is called once connected and again after the selected candidate
+// pair changes.
+func (v *viewer) findPath() error {
+	v.repath.Store(false)
+	v.via = nil
+	b := v.w.batch
+	if b == nil || v.byPion || v.noSeal {
+		return nil
+	}
+	ssrc, pt := v.track.binding()
+	b.watch(ssrc)
+	err := v.pc.WriteRTCP([]rtcp.Packet{&rtcp.ReceiverReport{SSRC: ssrc}})
+	g := b.unwatch(ssrc)
+	if err == nil && g != nil && v.seal == nil {
+		if v.w.hookSecrets != nil {
+			v.w.hookSecrets(&v.secrets)
+		}
+		v.seal, err = newSealer(&v.secrets, ssrc, pt)
+		if err == nil {
+			err = v.seal.check(g.pkt)
+		}
+		if err != nil {
+			v.log.Info("webrtc: the session's packets go through pion", zap.Error(err))
+			v.seal, v.noSeal = nil, true
+			return nil
+		}
+	}
+	switch {
+	case g != nil && v.seal != nil:
+		v.via = g
+		return nil
+	case v.sealed:
+		if err == nil {
+			err = errors.New("the selected candidate pair left the node's UDP sockets")
+		}
+		return fmt.Errorf("session sealed by the node cannot go on: %w", err)
 	}
 	return nil
 }
@@ -212,22 +318,60 @@ func (v *viewer) logConnected() {
 	if p := v.peer.Load(); p != nil {
 		peer = p.String()
 	}
-	v.log.Debug("webrtc session connected", zap.String("peer", peer), zap.String("srtp", srtp))
+	v.log.Debug("webrtc session connected", zap.String("peer", peer), zap.String("srtp", srtp),
+		zap.Bool("sealed_by_node", v.via != nil))
 }
 
 // setPeer records the remote side of the selected candidate pair.
 func (v *viewer) setPeer(p *webrtc.ICECandidatePair) {
 	if p == nil || p.Remote == nil {
 		v.peer.Store(nil)
+		v.repath.Store(true)
 		return
 	}
 	a, err := netip.ParseAddr(p.Remote.Address)
 	if err != nil {
 		v.peer.Store(nil)
+		v.repath.Store(true)
 		return
 	}
 	ap := netip.AddrPortFrom(a, p.Remote.Port)
 	v.peer.Store(&ap)
+	v.repath.Store(true)
+}
+
+// rtcTrack is a session's video track: pion's, noting the SSRC and
+// payload type the session's sender binds it with.
+type rtcTrack struct {
+	*webrtc.TrackLocalStaticRTP
+	mu   sync.Mutex
+	ssrc uint32
+	pt   uint8
+}
+
+func newRTCTrack(codec media.Codec) (*rtcTrack, error) {
+	t, err := webrtc.NewTrackLocalStaticRTP(trackCapability(codec), "video", "vigia")
+	if err != nil {
+		return nil, err
+	}
+	return &rtcTrack{TrackLocalStaticRTP: t}, nil
+}
+
+// Bind is pion's, noting the binding.
+func (t *rtcTrack) Bind(c webrtc.TrackLocalContext) (webrtc.RTPCodecParameters, error) {
+	p, err := t.TrackLocalStaticRTP.Bind(c)
+	if err == nil {
+		t.mu.Lock()
+		t.ssrc, t.pt = uint32(c.SSRC()), uint8(p.PayloadType)
+		t.mu.Unlock()
+	}
+	return p, err
+}
+
+func (t *rtcTrack) binding() (ssrc uint32, pt uint8) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ssrc, t.pt
 }
 
 // readRTCP drains the sender's RTCP (receiver reports, PLI) until the

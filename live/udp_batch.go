@@ -44,10 +44,66 @@ type sendBatcher struct {
 	gsoPackets, mmsgPackets, singlePackets, calls atomic.Uint64
 
 	refusedLogged atomic.Bool // a refused UDP_SEGMENT send was logged at info
+
+	// watched are the senders (by SSRC) whose next RTCP packet is noted
+	// (watch); watching counts them, read without the lock.
+	watching atomic.Int32
+	wmu      sync.Mutex
+	watched  map[uint32]*sighting
+}
+
+// sighting is where a watched sender's RTCP packet went: the socket, the
+// address, and the packet as sent.
+type sighting struct {
+	conn *batchConn
+	dst  netip.AddrPort
+	pkt  []byte
 }
 
 func newSendBatcher(log *zap.Logger) *sendBatcher {
-	return &sendBatcher{log: log, open: map[netip.AddrPort]*frameBatch{}}
+	return &sendBatcher{log: log, open: map[netip.AddrPort]*frameBatch{}, watched: map[uint32]*sighting{}}
+}
+
+// watch starts noting the next RTCP packet ssrc sends through one of the
+// batcher's sockets; unwatch ends it and returns the sighting, nil for
+// none. pion writes a session's packets to the socket before its write
+// returns, so a session learns which socket and address its packets take
+// by writing an RTCP packet between the two.
+func (s *sendBatcher) watch(ssrc uint32) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if _, ok := s.watched[ssrc]; !ok {
+		s.watched[ssrc] = nil
+		s.watching.Add(1)
+	}
+}
+
+func (s *sendBatcher) unwatch(ssrc uint32) *sighting {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	g, ok := s.watched[ssrc]
+	if ok {
+		delete(s.watched, ssrc)
+		s.watching.Add(-1)
+	}
+	return g
+}
+
+// note records b, sent through c to dst, when it is a watched sender's
+// first RTCP packet.
+func (s *sendBatcher) note(c *batchConn, b []byte, dst netip.AddrPort) {
+	if len(b) < 8 {
+		return
+	}
+	ssrc := uint32(b[4])<<24 | uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7])
+	if !isRTCPFrom(b, ssrc) {
+		return
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if g, ok := s.watched[ssrc]; ok && g == nil {
+		s.watched[ssrc] = &sighting{conn: c, dst: dst, pkt: append([]byte(nil), b...)}
+	}
 }
 
 // begin opens a frame to dst; the caller must end it.
@@ -141,14 +197,9 @@ func (f *frameBatch) add(c *batchConn, b []byte) bool {
 
 // flush sends the run held; f.mu is held.
 func (f *frameBatch) flush() {
-	r := &f.run
-	if r.n == 0 {
-		return
-	}
-	if err := r.conn.sendRun(r.buf, r.seg, r.n, f.dst); err != nil && f.err == nil {
+	if err := f.run.send(f.dst); err != nil && f.err == nil {
 		f.err = err
 	}
-	r.reset()
 }
 
 // run is datagrams to one address through one socket that one system
@@ -173,16 +224,34 @@ func (r *run) fits(c *batchConn, size int) bool {
 }
 
 func (r *run) add(c *batchConn, b []byte) {
+	copy(r.grow(c, len(b)), b)
+}
+
+// grow adds a datagram of size bytes to the run and returns it for the
+// caller to fill; the run must fit it.
+func (r *run) grow(c *batchConn, size int) []byte {
 	if r.buf == nil {
 		r.buf = (*runBuffers.Get().(*[]byte))[:0]
 	}
 	if r.n == 0 {
-		r.conn, r.seg = c, len(b)
-	} else if len(b) < r.seg {
+		r.conn, r.seg = c, size
+	} else if size < r.seg {
 		r.short = true
 	}
-	r.buf = append(r.buf, b...)
+	n := len(r.buf)
+	r.buf = r.buf[:n+size]
 	r.n++
+	return r.buf[n : n+size : n+size]
+}
+
+// send sends the run to dst and empties it.
+func (r *run) send(dst netip.AddrPort) error {
+	if r.n == 0 {
+		return nil
+	}
+	err := r.conn.sendRun(r.buf, r.seg, r.n, dst)
+	r.reset()
+	return err
 }
 
 func (r *run) reset() {
@@ -227,6 +296,9 @@ func (s *sendBatcher) wrap(c *net.UDPConn) *batchConn {
 
 // writeTo sends b to dst, or holds it for dst's open frame.
 func (c *batchConn) writeTo(b []byte, dst netip.AddrPort) (int, error) {
+	if c.s.watching.Load() > 0 {
+		c.s.note(c, b, dst)
+	}
 	if isMedia(b) {
 		if f := c.s.lookup(dst); f != nil && f.add(c, b) {
 			return len(b), nil

@@ -100,7 +100,8 @@ func (c WebRTCConfig) withDefaults() WebRTCConfig {
 type WebRTC struct {
 	s   *Server
 	cfg WebRTCConfig
-	api *webrtc.API
+	se  webrtc.SettingEngine // each session's API starts from it
+	me  *webrtc.MediaEngine
 	log *zap.Logger
 
 	closers []func() error // mux sockets
@@ -113,6 +114,9 @@ type WebRTC struct {
 	// hookWrite, set by tests only, runs in a session's goroutine before
 	// it writes each frame.
 	hookWrite func(session string)
+	// hookSecrets, set by tests only, sees a session's DTLS secrets
+	// before the node derives its SRTP key from them.
+	hookSecrets func(*dtlsSecrets)
 
 	requests *prometheus.CounterVec
 	dropped  prometheus.Counter
@@ -144,14 +148,21 @@ func NewWebRTC(s *Server, cfg WebRTCConfig) (*WebRTC, error) {
 		w.closeMux()
 		return nil, err
 	}
-	// No interceptors: no retransmission buffers, reports or bandwidth
-	// estimation per viewer (docs/live.md, WebRTC).
-	w.api = webrtc.NewAPI(webrtc.WithMediaEngine(me), webrtc.WithSettingEngine(se),
-		webrtc.WithInterceptorRegistry(&interceptor.Registry{}))
+	w.se, w.me = se, me
 	if s.cfg.Registerer != nil {
 		s.cfg.Registerer.MustRegister(w.requests, w.dropped, w.active)
 	}
 	return w, nil
+}
+
+// api returns a session's API: its DTLS handshake reports to secrets.
+// No interceptors: no retransmission buffers, reports or bandwidth
+// estimation per viewer (docs/live.md, WebRTC).
+func (w *WebRTC) api(secrets *dtlsSecrets) *webrtc.API {
+	se := w.se
+	secrets.apply(&se)
+	return webrtc.NewAPI(webrtc.WithMediaEngine(w.me), webrtc.WithSettingEngine(se),
+		webrtc.WithInterceptorRegistry(&interceptor.Registry{}))
 }
 
 // settings builds the ICE settings of cfg.

@@ -50,6 +50,16 @@ func newRTCNode(t testing.TB, cfg WebRTCConfig) *rtcNode {
 	return &rtcNode{s: s, w: w, srv: srv}
 }
 
+// session returns the node's session of viewer c.
+func (n *rtcNode) session(t testing.TB, c *rtcClient) *viewer {
+	t.Helper()
+	v := n.w.session(c.location[strings.LastIndex(c.location, "/")+1:])
+	if v == nil {
+		t.Fatalf("no session at %s", c.location)
+	}
+	return v
+}
+
 // whepURL returns the WHEP address of camera with a token valid until exp.
 func (n *rtcNode) whepURL(camera string, exp time.Time) string {
 	return WHEPURL(n.srv.URL, testKeys, camera, exp)
@@ -91,6 +101,15 @@ type rtcClient struct {
 // given, the SRTP protection profiles given (pion's when none), nothing
 // else.
 func clientAPI(t testing.TB, codec media.Codec, profiles ...dtls.SRTPProtectionProfile) *webrtc.API {
+	return clientAPIWith(t, codec, func(se *webrtc.SettingEngine) {
+		if len(profiles) > 0 {
+			se.SetSRTPProtectionProfiles(profiles...)
+		}
+	})
+}
+
+// clientAPIWith is clientAPI with settings of the test's own.
+func clientAPIWith(t testing.TB, codec media.Codec, settings func(*webrtc.SettingEngine)) *webrtc.API {
 	me := &webrtc.MediaEngine{}
 	capa := webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeH264, ClockRate: 90000,
 		SDPFmtpLine: "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f"}
@@ -103,9 +122,7 @@ func clientAPI(t testing.TB, codec media.Codec, profiles ...dtls.SRTPProtectionP
 	var se webrtc.SettingEngine
 	se.SetInterfaceFilter(func(n string) bool { return n == "lo" })
 	se.SetIncludeLoopbackCandidate(true)
-	if len(profiles) > 0 {
-		se.SetSRTPProtectionProfiles(profiles...)
-	}
+	settings(&se)
 	return webrtc.NewAPI(webrtc.WithMediaEngine(me), webrtc.WithSettingEngine(se),
 		webrtc.WithInterceptorRegistry(&interceptor.Registry{}))
 }

@@ -116,6 +116,10 @@ func TestWebRTCPlays(t *testing.T) {
 				t.Errorf("no packet went by UDP segmentation offload (%d by sendmmsg, %d alone)",
 					b.mmsgPackets.Load(), b.singlePackets.Load())
 			}
+			// Batched, the node seals the packets itself; unbatched, pion does.
+			if sealed := n.session(t, v).sealedN.Load(); (sealed > 0) != !tc.cfg.Unbatched {
+				t.Errorf("%d packets sealed by the node (unbatched %v)", sealed, tc.cfg.Unbatched)
+			}
 		})
 	}
 }
@@ -123,7 +127,9 @@ func TestWebRTCPlays(t *testing.T) {
 // TestWebRTCSRTPProfile checks that the node answers as the DTLS server
 // and picks AEAD_AES_128_GCM from a viewer that offers it, whatever the
 // viewer prefers (pion AES-256, Chromium HMAC-SHA1), and HMAC-SHA1 from
-// one that offers nothing else.
+// one that offers nothing else; and that the node seals the packets
+// itself with every profile and DTLS cipher suite (the key it derives
+// from the handshake is the session's: the viewer decrypts them).
 func TestWebRTCSRTPProfile(t *testing.T) {
 	n := newRTCNode(t, WebRTCConfig{})
 	c := n.s.Consumer()("cam")
@@ -134,19 +140,31 @@ func TestWebRTCSRTPProfile(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		profiles []dtls.SRTPProtectionProfile
+		suites   []dtls.CipherSuiteID
 		want     string
 	}{
-		{"pion's offer", nil, "SRTP_AEAD_AES_128_GCM"},
+		{"pion's offer", nil, nil, "SRTP_AEAD_AES_128_GCM"},
 		{"HMAC-SHA1 first", []dtls.SRTPProtectionProfile{dtls.SRTP_AES128_CM_HMAC_SHA1_80,
-			dtls.SRTP_AEAD_AES_256_GCM, dtls.SRTP_AEAD_AES_128_GCM}, "SRTP_AEAD_AES_128_GCM"},
-		{"HMAC-SHA1 only", []dtls.SRTPProtectionProfile{dtls.SRTP_AES128_CM_HMAC_SHA1_80}, "SRTP_AES128_CM_HMAC_SHA1_80"},
+			dtls.SRTP_AEAD_AES_256_GCM, dtls.SRTP_AEAD_AES_128_GCM}, nil, "SRTP_AEAD_AES_128_GCM"},
+		{"HMAC-SHA1 only", []dtls.SRTPProtectionProfile{dtls.SRTP_AES128_CM_HMAC_SHA1_80}, nil, "SRTP_AES128_CM_HMAC_SHA1_80"},
+		{"AES-256-GCM only", []dtls.SRTPProtectionProfile{dtls.SRTP_AEAD_AES_256_GCM}, nil, "SRTP_AEAD_AES_256_GCM"},
+		{"DTLS suite AES-256-GCM-SHA384", nil, []dtls.CipherSuiteID{dtls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}, "SRTP_AEAD_AES_128_GCM"},
+		{"DTLS suite AES-256-CBC-SHA", nil, []dtls.CipherSuiteID{dtls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA}, "SRTP_AEAD_AES_128_GCM"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := dialWith(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264, clientAPI(t, media.H264, tc.profiles...))
+			api := clientAPIWith(t, media.H264, func(se *webrtc.SettingEngine) {
+				if len(tc.profiles) > 0 {
+					se.SetSRTPProtectionProfiles(tc.profiles...)
+				}
+				if len(tc.suites) > 0 {
+					se.SetDTLSCipherSuites(tc.suites...)
+				}
+			})
+			v := dialWith(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264, api)
 			if !strings.Contains(v.pc.RemoteDescription().SDP, "a=setup:passive") {
 				t.Error("the answer does not make the node the DTLS server (a=setup:passive)")
 			}
-			v.waitFrames(t, 1, 20*time.Second)
+			v.waitFrames(t, 2*src.gop(), 20*time.Second)
 			var got string
 			for _, s := range v.pc.GetStats() {
 				if ts, ok := s.(webrtc.TransportStats); ok {
@@ -156,7 +174,31 @@ func TestWebRTCSRTPProfile(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("SRTP protection profile %q, want %q", got, tc.want)
 			}
+			if n.session(t, v).sealedN.Load() == 0 {
+				t.Error("no packet sealed by the node: its key did not match the session's")
+			}
 		})
+	}
+}
+
+// TestWebRTCSealFallback checks that a session whose key the node gets
+// wrong is sent through pion instead, whole.
+func TestWebRTCSealFallback(t *testing.T) {
+	n := newRTCNode(t, WebRTCConfig{})
+	n.w.hookSecrets = func(d *dtlsSecrets) {
+		d.mu.Lock()
+		d.master[0] ^= 1
+		d.mu.Unlock()
+	}
+	c := n.s.Consumer()("cam")
+	defer c.Close()
+	src := newSource(t, synth.CodecH264, true)
+	c.Tracks(src.tracks())
+	play(t, c, src)
+	v := dial(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264)
+	v.waitFrames(t, 2*src.gop(), 20*time.Second)
+	if sealed := n.session(t, v).sealedN.Load(); sealed != 0 {
+		t.Errorf("%d packets sealed by the node with a wrong key", sealed)
 	}
 }
 

@@ -126,12 +126,12 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 // connect builds v's peer connection for offer and returns the answer,
 // with the node's candidates gathered within GatherTimeout.
 func (w *WebRTC) connect(r *http.Request, v *viewer, offer string) (string, error) {
-	pc, err := w.api.NewPeerConnection(webrtc.Configuration{ICEServers: w.iceServers()})
+	pc, err := w.api(&v.secrets).NewPeerConnection(webrtc.Configuration{ICEServers: w.iceServers()})
 	if err != nil {
 		return "", err
 	}
 	v.pc = pc
-	if v.track, err = webrtc.NewTrackLocalStaticRTP(trackCapability(v.codec), "video", "vigia"); err != nil {
+	if v.track, err = newRTCTrack(v.codec); err != nil {
 		return "", err
 	}
 	sender, err := pc.AddTrack(v.track)
