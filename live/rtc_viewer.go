@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,11 +52,6 @@ type viewer struct {
 	// Guarded by hub.mu (offer runs under it).
 	waitKey  bool // send nothing before a keyframe (start, new run)
 	skipping bool // queue overflowed: drop (counted) until a keyframe
-
-	// peer is the address the session's packets go to (the selected ICE
-	// candidate pair's remote side), nil before one is selected or when
-	// it is not an IP address.
-	peer atomic.Pointer[netip.AddrPort]
 
 	exp       atomic.Int64  // unix seconds: the newest token's expiry
 	renewed   chan struct{} // signalled when exp moves
@@ -199,10 +193,7 @@ func (v *viewer) run() {
 }
 
 // write sends f's packets, sealed by the node (writeSealed) or through
-// pion. pion encrypts each packet and writes it to the socket before
-// WriteRTP returns, so with the node's sendBatcher the frame is opened for
-// the peer's address first and ends (its packets sent) before write
-// returns.
+// pion, which seals each and sends it alone.
 func (v *viewer) write(f *frame) error {
 	if v.repath.Load() {
 		if err := v.findPath(); err != nil {
@@ -213,14 +204,6 @@ func (v *viewer) write(f *frame) error {
 		return v.writeSealed(f)
 	}
 	v.byPion = true
-	if b, peer := v.w.batch, v.peer.Load(); b != nil && peer != nil {
-		fb := b.begin(*peer)
-		defer func() {
-			if err := b.end(fb); err != nil {
-				v.log.Debug("webrtc send failed", zap.Error(err))
-			}
-		}()
-	}
 	for _, p := range f.pkts {
 		if err := v.track.WriteRTP(p); err != nil {
 			return err
@@ -229,32 +212,29 @@ func (v *viewer) write(f *frame) error {
 	return nil
 }
 
-// writeSealed seals f's packets into runs of datagrams and sends each run
-// in one system call on the socket pion uses for the session. A failed
-// send is logged, as a lost packet would be; the session goes on.
+// writeSealed seals f's packets straight into runs of datagrams and sends
+// each run in one system call, on the socket and to the address pion uses
+// for the session. A failed send is logged, as a lost packet would be;
+// the session goes on.
 func (v *viewer) writeSealed(f *frame) error {
 	g, s := v.via, v.seal
 	var r run
 	defer r.release()
 	for _, p := range f.pkts {
-		size := s.size(p)
-		if !r.fits(g.conn, size) {
-			v.sendRun(&r, g.dst)
+		b, err := r.put(g.conn, g.dst, s.size(p))
+		if err != nil {
+			v.log.Debug("webrtc send failed", zap.Error(err))
 		}
 		v.sealed = true
-		if err := s.seal(r.grow(g.conn, size), p); err != nil {
+		if err := s.seal(b, p); err != nil {
 			return err
 		}
 	}
-	v.sendRun(&r, g.dst)
-	v.sealedN.Add(uint64(len(f.pkts)))
-	return nil
-}
-
-func (v *viewer) sendRun(r *run, dst netip.AddrPort) {
-	if err := r.send(dst); err != nil {
+	if err := r.send(); err != nil {
 		v.log.Debug("webrtc send failed", zap.Error(err))
 	}
+	v.sealedN.Add(uint64(len(f.pkts)))
+	return nil
 }
 
 // findPath decides how the session's packets leave. When pion's write for
@@ -302,42 +282,24 @@ func (v *viewer) findPath() error {
 	return nil
 }
 
-// logConnected logs, at debug level, the session's peer and SRTP
-// protection profile (the node's settings prefer AEAD_AES_128_GCM).
+// logConnected logs, at debug level, the session's candidate pair, SRTP
+// protection profile (the node's settings prefer AEAD_AES_128_GCM) and
+// who seals its packets.
 func (v *viewer) logConnected() {
 	if !v.log.Core().Enabled(zapcore.DebugLevel) {
 		return
 	}
-	var srtp string
+	var srtp, pair string
 	for _, s := range v.pc.GetStats() {
 		if ts, ok := s.(webrtc.TransportStats); ok {
 			srtp = ts.SRTPCipher
 		}
 	}
-	var peer string
-	if p := v.peer.Load(); p != nil {
-		peer = p.String()
+	if p, err := v.pc.SCTP().Transport().ICETransport().GetSelectedCandidatePair(); err == nil && p != nil {
+		pair = p.String()
 	}
-	v.log.Debug("webrtc session connected", zap.String("peer", peer), zap.String("srtp", srtp),
+	v.log.Debug("webrtc session connected", zap.String("pair", pair), zap.String("srtp", srtp),
 		zap.Bool("sealed_by_node", v.via != nil))
-}
-
-// setPeer records the remote side of the selected candidate pair.
-func (v *viewer) setPeer(p *webrtc.ICECandidatePair) {
-	if p == nil || p.Remote == nil {
-		v.peer.Store(nil)
-		v.repath.Store(true)
-		return
-	}
-	a, err := netip.ParseAddr(p.Remote.Address)
-	if err != nil {
-		v.peer.Store(nil)
-		v.repath.Store(true)
-		return
-	}
-	ap := netip.AddrPortFrom(a, p.Remote.Port)
-	v.peer.Store(&ap)
-	v.repath.Store(true)
 }
 
 // rtcTrack is a session's video track: pion's, noting the SSRC and

@@ -18,28 +18,18 @@ const (
 	maxRunBytes    = 65000
 )
 
-// sendBatcher lets a viewer's frame leave in as few system calls as the
-// kernel allows. The viewer's goroutine opens the frame for the address
-// its packets go to (begin), writes them through pion, which encrypts each
-// and writes it synchronously to a batchConn, and closes the frame (end).
-// While a frame is open, a batchConn holds the SRTP media packets written
-// to its address instead of sending each, and sends them as runs of
-// equal-sized datagrams, one system call per run (UDP segmentation
-// offload): a run as soon as the next packet cannot join it, the last one
-// in end. Every other packet (STUN, DTLS, RTCP), and media to an address
-// with no frame open, is sent at once; nothing is held past end.
-//
-// Two sessions can send to the same address (a viewer whose one socket
-// serves several sessions): their frames share one batch, which closes
-// with the last of them.
+// sendBatcher is what the node's batched UDP sockets (batchConn: each
+// session's own and the mux's) share: the count of packets sent by each
+// kind of system call, and the senders whose next RTCP packet is noted
+// (watch). A viewer's frame leaves through them as runs of equal-sized
+// datagrams, one system call per run (UDP segmentation offload), built
+// by the viewer's goroutine (run); what pion writes (STUN, DTLS, RTCP,
+// and the video of a session pion seals) is sent at once.
 type sendBatcher struct {
 	log *zap.Logger
 
-	mu   sync.RWMutex
-	open map[netip.AddrPort]*frameBatch
-
 	// Packets sent, by how: in a UDP_SEGMENT send, in a sendmmsg, or in
-	// a send of their own (unbatched packets and runs of one included).
+	// a send of their own (pion's packets and runs of one included).
 	// Calls counts the system calls of the first two.
 	gsoPackets, mmsgPackets, singlePackets, calls atomic.Uint64
 
@@ -61,7 +51,7 @@ type sighting struct {
 }
 
 func newSendBatcher(log *zap.Logger) *sendBatcher {
-	return &sendBatcher{log: log, open: map[netip.AddrPort]*frameBatch{}, watched: map[uint32]*sighting{}}
+	return &sendBatcher{log: log, watched: map[uint32]*sighting{}}
 }
 
 // watch starts noting the next RTCP packet ssrc sends through one of the
@@ -106,106 +96,12 @@ func (s *sendBatcher) note(c *batchConn, b []byte, dst netip.AddrPort) {
 	}
 }
 
-// begin opens a frame to dst; the caller must end it.
-func (s *sendBatcher) begin(dst netip.AddrPort) *frameBatch {
-	dst = canonical(dst)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.open[dst]
-	if f == nil {
-		f = &frameBatch{s: s, dst: dst}
-		s.open[dst] = f
-	}
-	f.refs++
-	return f
-}
-
-// end sends what f holds and closes the caller's frame. It returns the
-// first error of the sends since the batch was last ended.
-func (s *sendBatcher) end(f *frameBatch) error {
-	s.mu.Lock()
-	f.refs--
-	last := f.refs == 0
-	if last {
-		delete(s.open, f.dst)
-	}
-	s.mu.Unlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.flush()
-	if last {
-		// A writer that found f before it left the map sees closed and
-		// sends itself.
-		f.closed = true
-		f.run.release()
-	}
-	err := f.err
-	f.err = nil
-	return err
-}
-
-// lookup returns the open batch of dst, nil for none.
-func (s *sendBatcher) lookup(dst netip.AddrPort) *frameBatch {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if len(s.open) == 0 {
-		return nil
-	}
-	return s.open[canonical(dst)]
-}
-
-// canonical is the form of an address the batches are keyed by: IPv4 as
-// IPv4, whether or not the socket wrote it mapped into IPv6.
-func canonical(a netip.AddrPort) netip.AddrPort {
-	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
-}
-
-// isMedia reports whether b is an (S)RTP packet, the only kind a frame
-// holds: version 2, and not one of the RTCP packet types (RFC 5761,
-// section 4), which leave at once like STUN (first byte 0–3), DTLS
-// (20–63) and TURN channel data (64–79).
-func isMedia(b []byte) bool {
-	return len(b) >= 12 && b[0]&0xc0 == 0x80 && (b[1] < 192 || b[1] > 223)
-}
-
-// frameBatch is the open frame (or frames) to one address.
-type frameBatch struct {
-	s    *sendBatcher
-	dst  netip.AddrPort
-	refs int // frames open, guarded by s.mu
-
-	mu     sync.Mutex
-	closed bool
-	run    run
-	err    error
-}
-
-// add holds b, written to c, for the frame; false when the batch has
-// closed meanwhile and the caller must send b itself.
-func (f *frameBatch) add(c *batchConn, b []byte) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return false
-	}
-	if !f.run.fits(c, len(b)) {
-		f.flush()
-	}
-	f.run.add(c, b)
-	return true
-}
-
-// flush sends the run held; f.mu is held.
-func (f *frameBatch) flush() {
-	if err := f.run.send(f.dst); err != nil && f.err == nil {
-		f.err = err
-	}
-}
-
 // run is datagrams to one address through one socket that one system
-// call can send: all of size seg but the last, which may be shorter.
+// call can send: all of size seg but the last, which may be shorter. The
+// datagrams are written into the run's buffer (put) and leave with send.
 type run struct {
 	conn  *batchConn
+	dst   netip.AddrPort
 	buf   []byte // the datagrams back to back
 	seg   int    // size of the first
 	n     int
@@ -215,49 +111,47 @@ type run struct {
 // runBuffers recycles the runs' buffers between frames.
 var runBuffers = sync.Pool{New: func() any { b := make([]byte, 0, maxRunBytes); return &b }}
 
-func (r *run) fits(c *batchConn, size int) bool {
+func (r *run) fits(c *batchConn, dst netip.AddrPort, size int) bool {
 	if r.n == 0 {
 		return true
 	}
-	return c == r.conn && !r.short && size <= r.seg &&
+	return c == r.conn && dst == r.dst && !r.short && size <= r.seg &&
 		r.n < maxRunSegments && len(r.buf)+size <= maxRunBytes
 }
 
-func (r *run) add(c *batchConn, b []byte) {
-	copy(r.grow(c, len(b)), b)
-}
-
-// grow adds a datagram of size bytes to the run and returns it for the
-// caller to fill; the run must fit it.
-func (r *run) grow(c *batchConn, size int) []byte {
+// put returns room for a datagram of size bytes to dst through c at the
+// run's end, for the caller to fill. When the run cannot take it, the
+// run is sent first; that send's error is returned with the room.
+func (r *run) put(c *batchConn, dst netip.AddrPort, size int) ([]byte, error) {
+	var err error
+	if !r.fits(c, dst, size) {
+		err = r.send()
+	}
 	if r.buf == nil {
 		r.buf = (*runBuffers.Get().(*[]byte))[:0]
 	}
 	if r.n == 0 {
-		r.conn, r.seg = c, size
+		r.conn, r.dst, r.seg = c, dst, size
 	} else if size < r.seg {
 		r.short = true
 	}
 	n := len(r.buf)
 	r.buf = r.buf[:n+size]
 	r.n++
-	return r.buf[n : n+size : n+size]
+	return r.buf[n : n+size : n+size], err
 }
 
-// send sends the run to dst and empties it.
-func (r *run) send(dst netip.AddrPort) error {
+// send sends the run and empties it.
+func (r *run) send() error {
 	if r.n == 0 {
 		return nil
 	}
-	err := r.conn.sendRun(r.buf, r.seg, r.n, dst)
-	r.reset()
+	err := r.conn.sendRun(r.buf, r.seg, r.n, r.dst)
+	r.conn, r.buf, r.seg, r.n, r.short = nil, r.buf[:0], 0, 0, false
 	return err
 }
 
-func (r *run) reset() {
-	r.conn, r.buf, r.seg, r.n, r.short = nil, r.buf[:0], 0, 0, false
-}
-
+// release returns the run's buffer to the pool; the run must be empty.
 func (r *run) release() {
 	if r.buf != nil {
 		b := r.buf[:0]
@@ -267,10 +161,9 @@ func (r *run) release() {
 }
 
 // batchConn is a UDP socket of the node's ICE agents (a session's own or
-// the mux's) whose media writes join the open frame of their address
-// (sendBatcher). It is what pion reads from and writes to: the methods of
-// *net.UDPConn, with every write that takes an address going through
-// writeTo.
+// the mux's): what pion reads from and writes to, the methods of
+// *net.UDPConn with every write that takes an address going through
+// writeTo, and what the node sends its sealed runs on (sendRun).
 type batchConn struct {
 	*net.UDPConn
 	s *sendBatcher
@@ -294,15 +187,10 @@ func (s *sendBatcher) wrap(c *net.UDPConn) *batchConn {
 	return bc
 }
 
-// writeTo sends b to dst, or holds it for dst's open frame.
+// writeTo sends b to dst, noting it when it is a watched sender's.
 func (c *batchConn) writeTo(b []byte, dst netip.AddrPort) (int, error) {
 	if c.s.watching.Load() > 0 {
 		c.s.note(c, b, dst)
-	}
-	if isMedia(b) {
-		if f := c.s.lookup(dst); f != nil && f.add(c, b) {
-			return len(b), nil
-		}
 	}
 	c.s.singlePackets.Add(1)
 	return c.UDPConn.WriteToUDPAddrPort(b, dst)

@@ -24,7 +24,7 @@ func BenchmarkUDPFrameSend(b *testing.B) {
 	frame := sizes(12, 1228, 1, 431)
 	for _, mode := range []string{"sendto", "sendmmsg", "gso", "gso-to-gro"} {
 		b.Run(mode, func(b *testing.B) {
-			s, c := newBatchSender(b)
+			_, c := newBatchSender(b)
 			switch mode {
 			case "sendmmsg":
 				c.gso.Store(false)
@@ -73,15 +73,18 @@ func BenchmarkUDPFrameSend(b *testing.B) {
 					}
 					continue
 				}
-				f := s.begin(peer.addr)
+				var r run
 				for _, p := range pkts {
-					if _, err := c.WriteToAddrPort(p, peer.addr); err != nil {
+					buf, err := r.put(c, peer.addr, len(p))
+					if err != nil {
 						b.Fatal(err)
 					}
+					copy(buf, p)
 				}
-				if err := s.end(f); err != nil {
+				if err := r.send(); err != nil {
 					b.Fatal(err)
 				}
+				r.release()
 			}
 			b.StopTimer()
 			thread, proc := cpuTime(unix.RUSAGE_THREAD)-thread0, cpuTime(unix.RUSAGE_SELF)-proc0

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"os"
@@ -25,7 +26,7 @@ func TestBatchConnGSORefused(t *testing.T) {
 			}
 			peer := newUDPPeer(t)
 			for i := range 3 {
-				want := sendFrame(t, s, c, peer.addr, byte(i), uint16(i*100), sizes(1, 40, 30, 1228, 1, 333))
+				want := sendFrame(t, c, peer.addr, byte(i), uint16(i*100), sizes(1, 40, 30, 1228, 1, 333))
 				sameDatagrams(t, peer.recv(t, len(want)), want)
 			}
 			if refusals != 1 {
@@ -42,20 +43,22 @@ func TestBatchConnGSORefused(t *testing.T) {
 }
 
 // TestBatchConnOtherError: a send error other than a refusal is the
-// frame's error, and segmentation goes on being tried.
+// run's error, and segmentation goes on being tried.
 func TestBatchConnOtherError(t *testing.T) {
-	s, c := newBatchSender(t)
+	_, c := newBatchSender(t)
 	c.gso.Store(true)
 	c.writeGSO = func([]byte, int, netip.AddrPort) error {
 		return &net.OpError{Op: "write", Net: "udp", Err: os.NewSyscallError("sendmsg", unix.ENOBUFS)}
 	}
 	peer := newUDPPeer(t)
-	f := s.begin(peer.addr)
+	var r run
+	defer r.release()
 	for i := range 4 {
-		_, _ = c.WriteToAddrPort(mediaPacket(1, uint16(i), 1228), peer.addr)
+		b, _ := r.put(c, peer.addr, 1228)
+		copy(b, mediaPacket(1, uint16(i), 1228))
 	}
-	if err := s.end(f); err == nil || !c.gso.Load() {
-		t.Fatalf("end: %v, segmentation still tried: %v; want ENOBUFS and true", err, c.gso.Load())
+	if err := r.send(); !errors.Is(err, unix.ENOBUFS) || !c.gso.Load() {
+		t.Fatalf("send: %v, segmentation still tried: %v; want ENOBUFS and true", err, c.gso.Load())
 	}
 }
 
@@ -75,7 +78,7 @@ func TestBatchConnIPv6(t *testing.T) {
 		}
 		c.gso.Store(c.gso.Load() && gso)
 		v4 := newUDPPeer(t)
-		want := sendFrame(t, s, c, v4.addr, 1, 0, sizes(5, 1228, 1, 13))
+		want := sendFrame(t, c, v4.addr, 1, 0, sizes(5, 1228, 1, 13))
 		sameDatagrams(t, v4.recv(t, len(want)), want)
 		c6, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
 		if err != nil {
@@ -83,7 +86,7 @@ func TestBatchConnIPv6(t *testing.T) {
 		}
 		t.Cleanup(func() { c6.Close() })
 		v6 := &udpPeer{conn: c6, addr: c6.LocalAddr().(*net.UDPAddr).AddrPort()}
-		want = sendFrame(t, s, c, v6.addr, 2, 0, sizes(5, 1228, 1, 13))
+		want = sendFrame(t, c, v6.addr, 2, 0, sizes(5, 1228, 1, 13))
 		sameDatagrams(t, v6.recv(t, len(want)), want)
 	}
 }

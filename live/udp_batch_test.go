@@ -90,20 +90,23 @@ func sizes(pairs ...int) []int {
 	return out
 }
 
-// sendFrame writes one frame of packets of the sizes given to dst through
-// c, as pion would, between begin and end; it returns what it wrote.
-func sendFrame(t testing.TB, s *sendBatcher, c *batchConn, dst netip.AddrPort, tag byte, seq uint16, sz []int) [][]byte {
+// sendFrame sends one frame of packets of the sizes given to dst through
+// c, in runs, as a viewer's goroutine does; it returns what it sent.
+func sendFrame(t testing.TB, c *batchConn, dst netip.AddrPort, tag byte, seq uint16, sz []int) [][]byte {
 	t.Helper()
-	f := s.begin(dst)
+	var r run
+	defer r.release()
 	var sent [][]byte
 	for i, n := range sz {
 		p := mediaPacket(tag, seq+uint16(i), n)
-		if _, err := c.WriteToAddrPort(p, dst); err != nil {
+		b, err := r.put(c, dst, n)
+		if err != nil {
 			t.Fatal(err)
 		}
+		copy(b, p)
 		sent = append(sent, p)
 	}
-	if err := s.end(f); err != nil {
+	if err := r.send(); err != nil {
 		t.Fatal(err)
 	}
 	return sent
@@ -141,7 +144,7 @@ func TestBatchConnFrames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, c := newBatchSender(t)
 			peer := newUDPPeer(t)
-			want := sendFrame(t, s, c, peer.addr, 1, 100, tc.sizes)
+			want := sendFrame(t, c, peer.addr, 1, 100, tc.sizes)
 			sameDatagrams(t, peer.recv(t, len(want)), want)
 			if c.gso.Load() && len(tc.sizes) > 2 && s.gsoPackets.Load() == 0 {
 				t.Errorf("no packet went by UDP segmentation offload on a socket that takes it")
@@ -155,110 +158,63 @@ func TestBatchConnFrames(t *testing.T) {
 	}
 }
 
-// TestBatchConnOthersAtOnce: while a frame is open, packets that are not
-// media, and media to another address, leave at once, even from another
-// goroutine; the frame's media wait for its end.
-func TestBatchConnOthersAtOnce(t *testing.T) {
+// TestBatchConnWatch: a watched sender's first RTCP packet through any of
+// the batcher's sockets is noted with its socket and address; its RTP
+// packets, RTCP of other senders, STUN and DTLS are not, and every packet
+// leaves at once.
+func TestBatchConnWatch(t *testing.T) {
 	s, c := newBatchSender(t)
-	peer, other := newUDPPeer(t), newUDPPeer(t)
-	f := s.begin(peer.addr)
-	var held [][]byte
-	for i := range 5 {
-		p := mediaPacket(1, uint16(i), 1228)
-		if _, err := c.WriteToAddrPort(p, peer.addr); err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, p)
+	other, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { other.Close() })
+	c2 := s.wrap(other)
+	peer := newUDPPeer(t)
+	const ssrc = 0x01020304
+	rtcpFrom := func(ssrc uint32, fill byte) []byte {
+		b := append([]byte{0x80, 201, 0, 1, byte(ssrc >> 24), byte(ssrc >> 16), byte(ssrc >> 8), byte(ssrc)}, bytes.Repeat([]byte{fill}, 20)...)
+		return b
+	}
+	rtp := mediaPacket(1, 7, 300)
+	binary.BigEndian.PutUint32(rtp[4:], ssrc) // the SSRC where RTCP has it: still not RTCP
 	stun := append([]byte{0x00, 0x01, 0x00, 0x00}, bytes.Repeat([]byte{7}, 16)...)
 	dtls := append([]byte{22, 0xfe, 0xfd}, bytes.Repeat([]byte{8}, 40)...)
-	rtcp := append([]byte{0x81, 201, 0, 7}, bytes.Repeat([]byte{9}, 28)...)
-	loose := mediaPacket(2, 77, 300)
-	errs := make(chan error, 1)
-	go func() {
-		for _, p := range [][]byte{stun, dtls, rtcp} {
-			if _, err := c.WriteTo(p, net.UDPAddrFromAddrPort(peer.addr)); err != nil {
-				errs <- err
-				return
-			}
+	mine, theirs := rtcpFrom(ssrc, 9), rtcpFrom(ssrc+1, 10)
+	later := rtcpFrom(ssrc, 11)
+
+	s.watch(ssrc)
+	sent := [][]byte{stun, dtls, rtp, theirs, mine, later}
+	for i, p := range sent {
+		conn := c
+		if i >= 4 {
+			conn = c2 // the watched sender's packets go through the second socket
 		}
-		_, err := c.WriteToUDPAddrPort(loose, other.addr)
-		errs <- err
-	}()
-	if err := <-errs; err != nil {
+		if _, err := conn.WriteTo(p, net.UDPAddrFromAddrPort(peer.addr)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameDatagrams(t, peer.recv(t, len(sent)), sent)
+	g := s.unwatch(ssrc)
+	if g == nil || g.conn != c2 || g.dst != peer.addr || !bytes.Equal(g.pkt, mine) {
+		t.Fatalf("sighting %+v, want the first RTCP packet of %#x through the second socket to %v", g, ssrc, peer.addr)
+	}
+	if s.watching.Load() != 0 || len(s.watched) != 0 {
+		t.Errorf("still watching after unwatch: %d", s.watching.Load())
+	}
+	if _, err := c.WriteTo(mine, net.UDPAddrFromAddrPort(peer.addr)); err != nil {
 		t.Fatal(err)
 	}
-	sameDatagrams(t, peer.recv(t, 3), [][]byte{stun, dtls, rtcp})
-	sameDatagrams(t, other.recv(t, 1), [][]byte{loose})
-	if err := s.end(f); err != nil {
-		t.Fatal(err)
-	}
-	sameDatagrams(t, peer.recv(t, len(held)), held)
-}
-
-// TestBatchConnNothingHeldAfterEnd: once a frame ends its batch is gone: a
-// media packet written afterwards leaves at once, and a writer that found
-// the batch before it closed sends its packet itself.
-func TestBatchConnNothingHeldAfterEnd(t *testing.T) {
-	s, c := newBatchSender(t)
-	peer := newUDPPeer(t)
-	want := sendFrame(t, s, c, peer.addr, 1, 0, sizes(20, 1228, 1, 99))
-	sameDatagrams(t, peer.recv(t, len(want)), want)
-	if f := s.lookup(peer.addr); f != nil || len(s.open) != 0 {
-		t.Fatalf("a batch is still open after its frame ended: %v", s.open)
-	}
-	after := mediaPacket(1, 500, 1228)
-	if _, err := c.WriteToAddrPort(after, peer.addr); err != nil {
-		t.Fatal(err)
-	}
-	sameDatagrams(t, peer.recv(t, 1), [][]byte{after})
-
-	f := s.begin(peer.addr)
-	if err := s.end(f); err != nil {
-		t.Fatal(err)
-	}
-	if f.add(c, mediaPacket(1, 501, 1228)) {
-		t.Fatal("a closed batch took a packet")
+	peer.recv(t, 1)
+	if g := s.unwatch(ssrc); g != nil {
+		t.Error("a packet was noted with no one watching")
 	}
 }
 
-// TestBatchConnSharedPeer: two sessions sending to one address (a peer
-// whose one socket serves both) share a batch; the first to end sends what
-// is held so far, the second the rest.
-func TestBatchConnSharedPeer(t *testing.T) {
-	s, c := newBatchSender(t)
-	peer := newUDPPeer(t)
-	a, b := s.begin(peer.addr), s.begin(peer.addr)
-	if a != b {
-		t.Fatal("two frames to one address got two batches")
-	}
-	var first [][]byte
-	for i := range 4 {
-		p := mediaPacket(byte(i%2), uint16(i), 1228)
-		_, _ = c.WriteToAddrPort(p, peer.addr)
-		first = append(first, p)
-	}
-	if err := s.end(a); err != nil {
-		t.Fatal(err)
-	}
-	sameDatagrams(t, peer.recv(t, len(first)), first)
-	rest := [][]byte{mediaPacket(1, 10, 1228), mediaPacket(1, 11, 200)}
-	for _, p := range rest {
-		_, _ = c.WriteToAddrPort(p, peer.addr)
-	}
-	if s.lookup(peer.addr) == nil {
-		t.Fatal("the batch closed while a frame to its address was open")
-	}
-	if err := s.end(b); err != nil {
-		t.Fatal(err)
-	}
-	sameDatagrams(t, peer.recv(t, len(rest)), rest)
-}
-
-// TestBatchConnConcurrent: viewers writing frames at once through one
-// socket (the UDP mux) and through sockets of their own, with unbatched
-// writes beside them: every packet arrives, each peer's in order. Run
-// under -race.
+// TestBatchConnConcurrent: viewers sending frames at once through one
+// socket (the UDP mux) and through sockets of their own, with pion's
+// single writes beside them: every packet arrives, each peer's in order.
+// Run under -race.
 func TestBatchConnConcurrent(t *testing.T) {
 	s, shared := newBatchSender(t)
 	const viewers, frames = 8, 20
@@ -286,8 +242,9 @@ func TestBatchConnConcurrent(t *testing.T) {
 			defer wg.Done()
 			var sent [][]byte
 			seq := uint16(0)
+			var r run
+			defer r.release()
 			for i := range frames {
-				f := s.begin(peer.addr)
 				n := 3 + (i*7+v)%40
 				for j := range n {
 					size := 1228
@@ -296,13 +253,15 @@ func TestBatchConnConcurrent(t *testing.T) {
 					}
 					p := mediaPacket(byte(v), seq, size)
 					seq++
-					if _, err := c.WriteToAddrPort(p, peer.addr); err != nil {
+					b, err := r.put(c, peer.addr, size)
+					if err != nil {
 						errs <- err
 						return
 					}
+					copy(b, p)
 					sent = append(sent, p)
 				}
-				if err := s.end(f); err != nil {
+				if err := r.send(); err != nil {
 					errs <- err
 					return
 				}
@@ -353,13 +312,10 @@ func TestBatchConnConcurrent(t *testing.T) {
 		}
 		var media [][]byte
 		for _, p := range r.peer.recv(t, n) {
-			if isMedia(p) {
+			if p[0] == 0x80 { // not the STUN keepalives
 				media = append(media, p)
 			}
 		}
 		t.Run(fmt.Sprint("viewer ", v), func(t *testing.T) { sameDatagrams(t, media, r.sent) })
-	}
-	if len(s.open) != 0 {
-		t.Errorf("%d batches open after every frame ended", len(s.open))
 	}
 }

@@ -376,7 +376,8 @@ func TestWebRTCSlowViewer(t *testing.T) {
 
 // TestWebRTCICEConfig checks the ICE settings: one UDP socket for every
 // session (a viewer plays through it, and every UDP candidate of the
-// answers is on its port), ICE over TCP on one listener, and public
+// answers is on its port), ICE over TCP on one listener (a viewer plays
+// through it), and public
 // addresses put in the candidates instead of the interfaces'.
 func TestWebRTCICEConfig(t *testing.T) {
 	n := newRTCNode(t, WebRTCConfig{UDPMuxAddr: "127.0.0.1:0", TCPMuxAddr: "127.0.0.1:0"})
@@ -410,6 +411,19 @@ func TestWebRTCICEConfig(t *testing.T) {
 	}
 	if !tcp {
 		t.Error("no passive TCP candidate with tcp_mux")
+	}
+	// A viewer that can only use TCP plays through the TCP mux; pion
+	// seals its packets, the node's sealing being for its UDP sockets.
+	overTCP := dialWith(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264,
+		clientAPIWith(t, media.H264, func(se *webrtc.SettingEngine) {
+			se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeTCP4})
+		}))
+	overTCP.waitFrames(t, 2*src.gop(), 20*time.Second)
+	if sealed := n.session(t, overTCP).sealedN.Load(); sealed != 0 {
+		t.Errorf("%d packets sealed by the node for a viewer over TCP", sealed)
+	}
+	if n.session(t, a).sealedN.Load() == 0 {
+		t.Error("no packet sealed by the node for a viewer through the UDP mux")
 	}
 
 	pub := newRTCNode(t, WebRTCConfig{PublicIPs: []string{"203.0.113.7"}})

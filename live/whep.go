@@ -138,7 +138,7 @@ func (w *WebRTC) connect(r *http.Request, v *viewer, offer string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	sender.Transport().ICETransport().OnSelectedCandidatePairChange(v.setPeer)
+	sender.Transport().ICETransport().OnSelectedCandidatePairChange(func(*webrtc.ICECandidatePair) { v.repath.Store(true) })
 	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
 		switch s {
 		case webrtc.PeerConnectionStateConnected:
