@@ -106,4 +106,16 @@ func TestLiveLatencyInChromium(t *testing.T) {
 		t.Logf("glass-to-glass latency over %s, %d frames: p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms",
 			kind, len(lat), q(0.5), q(0.9), q(0.99), lat[len(lat)-1])
 	}
+	checkSealedByNode(t, a.URL())
+}
+
+// checkSealedByNode fails t unless the node sealed the WebRTC video it
+// sent (docs/live.md, Sending), pion none.
+func checkSealedByNode(t *testing.T, app string) {
+	t.Helper()
+	mt := scrapeMetrics(t, app+"/metrics")
+	node, pion := mt[`vigia_live_webrtc_packets_total{sealed_by="node"}`], mt[`vigia_live_webrtc_packets_total{sealed_by="pion"}`]
+	if node == 0 || pion != 0 {
+		t.Errorf("WebRTC video packets sealed by the node %v, by pion %v: want all by the node", node, pion)
+	}
 }

@@ -80,17 +80,19 @@ func TestWebRTCViewersKeepRecording(t *testing.T) {
 	if got := mt["vigia_live_webrtc_dropped_frames_total"]; got != 0 {
 		t.Logf("viewer queues dropped %v frames", got)
 	}
+	checkSealedByNode(t, a.URL())
 }
 
 // TestWebRTCGStreamerViewer: GStreamer's webrtcbin, a WebRTC stack not
 // written here (libnice for ICE), receives a camera from the node by WHEP
-// (testdata/gst_whep_client.py) and decodes 30 pictures of its size.
+// (testdata/gst_whep_client.py) and decodes 30 pictures of its size,
+// sealed by the node with AES_CM_128_HMAC_SHA1_80, webrtcbin's profile.
 func TestWebRTCGStreamerViewer(t *testing.T) {
 	t.Parallel()
 	m := testenv.MinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264", Small: true})
 	c := s3Config(t, m)
-	log, _ := testLogger(t)
+	log, logs := testLogger(t)
 	a := startApp(t, c, log)
 	if err := a.RecordCamera(ingest.Camera{ID: "cam", URL: cam.URL("cam"), Trusted: true}); err != nil {
 		t.Fatal(err)
@@ -112,4 +114,8 @@ func TestWebRTCGStreamerViewer(t *testing.T) {
 		t.Fatalf("gst_whep_client: %s", out)
 	}
 	t.Logf("GStreamer webrtcbin: %s", strings.TrimSpace(string(out)))
+	checkSealedByNode(t, a.URL())
+	if !strings.Contains(logs.String(), `"srtp":"SRTP_AES128_CM_HMAC_SHA1_80","sealed_by_node":true`) {
+		t.Error("no session with webrtcbin logged as sealed by the node with AES_CM_128_HMAC_SHA1_80")
+	}
 }

@@ -209,6 +209,7 @@ func (v *viewer) write(f *frame) error {
 			return err
 		}
 	}
+	v.w.sealedByPion.Add(float64(len(f.pkts)))
 	return nil
 }
 
@@ -234,6 +235,7 @@ func (v *viewer) writeSealed(f *frame) error {
 		v.log.Debug("webrtc send failed", zap.Error(err))
 	}
 	v.sealedN.Add(uint64(len(f.pkts)))
+	v.w.sealedByNode.Add(float64(len(f.pkts)))
 	return nil
 }
 

@@ -121,6 +121,8 @@ type WebRTC struct {
 	requests *prometheus.CounterVec
 	dropped  prometheus.Counter
 	active   prometheus.GaugeFunc
+	// Video packets sent, by who sealed them: the node or pion.
+	sealedByNode, sealedByPion prometheus.Counter
 }
 
 // NewWebRTC returns the WebRTC side of s. It opens the mux sockets of cfg,
@@ -135,6 +137,9 @@ func NewWebRTC(s *Server, cfg WebRTCConfig) (*WebRTC, error) {
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_live_webrtc_dropped_frames_total", Help: "Video frames not sent to a WebRTC viewer whose queue was full (that viewer only)."}),
 	}
+	packets := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vigia_live_webrtc_packets_total", Help: "Video packets sent to WebRTC viewers, by who sealed them (SRTP): the node itself or pion."}, []string{"sealed_by"})
+	w.sealedByNode, w.sealedByPion = packets.WithLabelValues("node"), packets.WithLabelValues("pion")
 	w.active = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "vigia_live_webrtc_sessions", Help: "WebRTC viewers connected or connecting."},
 		func() float64 { return float64(w.Sessions()) })
@@ -150,7 +155,7 @@ func NewWebRTC(s *Server, cfg WebRTCConfig) (*WebRTC, error) {
 	}
 	w.se, w.me = se, me
 	if s.cfg.Registerer != nil {
-		s.cfg.Registerer.MustRegister(w.requests, w.dropped, w.active)
+		s.cfg.Registerer.MustRegister(w.requests, w.dropped, w.active, packets)
 	}
 	return w, nil
 }
