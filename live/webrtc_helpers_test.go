@@ -20,6 +20,7 @@ import (
 
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/recorder"
+	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
 
@@ -63,6 +64,18 @@ func (n *rtcNode) session(t testing.TB, c *rtcClient) *viewer {
 // whepURL returns the WHEP address of camera with a token valid until exp.
 func (n *rtcNode) whepURL(camera string, exp time.Time) string {
 	return WHEPURL(n.srv.URL, testKeys, camera, exp)
+}
+
+// playH264 feeds camera an H.264 source, as the camera's pipeline would,
+// until the test ends.
+func (n *rtcNode) playH264(t *testing.T, camera string) *source {
+	t.Helper()
+	c := n.s.Consumer()(camera)
+	t.Cleanup(func() { c.Close() })
+	src := newSource(t, synth.CodecH264, true)
+	c.Tracks(src.tracks())
+	play(t, c, src)
+	return src
 }
 
 // play feeds src's units to c at the clip's frame rate until the test

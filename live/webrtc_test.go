@@ -132,11 +132,7 @@ func TestWebRTCPlays(t *testing.T) {
 // from the handshake is the session's: the viewer decrypts them).
 func TestWebRTCSRTPProfile(t *testing.T) {
 	n := newRTCNode(t, WebRTCConfig{})
-	c := n.s.Consumer()("cam")
-	defer c.Close()
-	src := newSource(t, synth.CodecH264, true)
-	c.Tracks(src.tracks())
-	play(t, c, src)
+	src := n.playH264(t, "cam")
 	for _, tc := range []struct {
 		name     string
 		profiles []dtls.SRTPProtectionProfile
@@ -190,11 +186,7 @@ func TestWebRTCSealFallback(t *testing.T) {
 		d.master[0] ^= 1
 		d.mu.Unlock()
 	}
-	c := n.s.Consumer()("cam")
-	defer c.Close()
-	src := newSource(t, synth.CodecH264, true)
-	c.Tracks(src.tracks())
-	play(t, c, src)
+	src := n.playH264(t, "cam")
 	v := dial(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264)
 	v.waitFrames(t, 2*src.gop(), 20*time.Second)
 	if sealed := n.session(t, v).sealedN.Load(); sealed != 0 {
@@ -317,11 +309,7 @@ func TestWebRTCSessionEnds(t *testing.T) {
 // frame, and that the pipeline's calls never wait for either.
 func TestWebRTCSlowViewer(t *testing.T) {
 	n := newRTCNode(t, WebRTCConfig{ViewerQueue: 8})
-	c := n.s.Consumer()("cam")
-	defer c.Close()
-	src := newSource(t, synth.CodecH264, true)
-	c.Tracks(src.tracks())
-	play(t, c, src)
+	src := n.playH264(t, "cam")
 
 	// The hook is set before any session runs; it stalls the session
 	// named once the valve is shut.
@@ -381,11 +369,7 @@ func TestWebRTCSlowViewer(t *testing.T) {
 // addresses put in the candidates instead of the interfaces'.
 func TestWebRTCICEConfig(t *testing.T) {
 	n := newRTCNode(t, WebRTCConfig{UDPMuxAddr: "127.0.0.1:0", TCPMuxAddr: "127.0.0.1:0"})
-	c := n.s.Consumer()("cam")
-	defer c.Close()
-	src := newSource(t, synth.CodecH264, true)
-	c.Tracks(src.tracks())
-	play(t, c, src)
+	src := n.playH264(t, "cam")
 	a := dial(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264)
 	b := dial(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264)
 	a.waitFrames(t, 1, 20*time.Second)
