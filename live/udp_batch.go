@@ -102,8 +102,9 @@ func (s *sendBatcher) note(c *batchConn, b []byte, dst netip.AddrPort) {
 type run struct {
 	conn  *batchConn
 	dst   netip.AddrPort
-	buf   []byte // the datagrams back to back
-	seg   int    // size of the first
+	buf   []byte  // the datagrams back to back
+	pool  *[]byte // buf's holder in runBuffers
+	seg   int     // size of the first
 	n     int
 	short bool // the last is shorter than seg: nothing can follow
 }
@@ -127,8 +128,9 @@ func (r *run) put(c *batchConn, dst netip.AddrPort, size int) ([]byte, error) {
 	if !r.fits(c, dst, size) {
 		err = r.send()
 	}
-	if r.buf == nil {
-		r.buf = (*runBuffers.Get().(*[]byte))[:0]
+	if r.pool == nil {
+		r.pool = runBuffers.Get().(*[]byte)
+		r.buf = (*r.pool)[:0]
 	}
 	if r.n == 0 {
 		r.conn, r.dst, r.seg = c, dst, size
@@ -153,10 +155,10 @@ func (r *run) send() error {
 
 // release returns the run's buffer to the pool; the run must be empty.
 func (r *run) release() {
-	if r.buf != nil {
-		b := r.buf[:0]
-		runBuffers.Put(&b)
-		r.buf = nil
+	if r.pool != nil {
+		*r.pool = r.buf[:0]
+		runBuffers.Put(r.pool)
+		r.pool, r.buf = nil, nil
 	}
 }
 
