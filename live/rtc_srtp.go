@@ -32,8 +32,8 @@ import (
 // session's first RTCP packet, which pion encrypts, must decrypt with it.
 
 // dtlsSecrets collects one session's handshake secrets. They are held in
-// memory only, never logged, and are what pion's SRTP session holds
-// anyway.
+// memory only, never logged, until the node's key is derived from them
+// (forget).
 type dtlsSecrets struct {
 	mu           sync.Mutex
 	clientRandom []byte
@@ -83,6 +83,15 @@ func (d *dtlsSecrets) serverHello(m handshake.MessageServerHello) handshake.Mess
 	}
 	d.mu.Unlock()
 	return &m
+}
+
+// forget drops the secrets once the node's key is derived (or could not
+// be): they are not needed again.
+func (d *dtlsSecrets) forget() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clear(d.master)
+	d.master, d.clientRandom, d.serverRandom = nil, nil, nil
 }
 
 var errNoSecrets = errors.New("DTLS handshake secrets not seen")

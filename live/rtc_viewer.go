@@ -262,6 +262,7 @@ func (v *viewer) findPath() error {
 			v.w.hookSecrets(&v.secrets)
 		}
 		v.seal, err = newSealer(&v.secrets, ssrc, pt)
+		v.secrets.forget()
 		if err == nil {
 			err = v.seal.check(g.pkt)
 		}
