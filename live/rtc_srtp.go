@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
@@ -189,11 +188,4 @@ func (s *sealer) seal(dst []byte, p *rtp.Packet) error {
 		return fmt.Errorf("sealed packet of %d bytes, %d expected", len(out), len(dst))
 	}
 	return nil
-}
-
-// isRTCPFrom reports whether b is an (S)RTCP packet whose sender is ssrc:
-// the first 8 bytes (version, type, length, sender SSRC) are clear.
-func isRTCPFrom(b []byte, ssrc uint32) bool {
-	return len(b) >= 8 && b[0]&0xc0 == 0x80 && b[1] >= 192 && b[1] <= 223 &&
-		bytes.Equal(b[4:8], []byte{byte(ssrc >> 24), byte(ssrc >> 16), byte(ssrc >> 8), byte(ssrc)})
 }

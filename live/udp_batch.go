@@ -1,6 +1,7 @@
 package live
 
 import (
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"sync"
@@ -82,13 +83,12 @@ func (s *sendBatcher) unwatch(ssrc uint32) *sighting {
 // note records b, sent through c to dst, when it is a watched sender's
 // first RTCP packet.
 func (s *sendBatcher) note(c *batchConn, b []byte, dst netip.AddrPort) {
-	if len(b) < 8 {
+	// (S)RTCP: version 2, a packet type of 192–223 (RFC 5761, section 4);
+	// the first 8 bytes, the sender's SSRC last, are clear.
+	if len(b) < 8 || b[0]&0xc0 != 0x80 || b[1] < 192 || b[1] > 223 {
 		return
 	}
-	ssrc := uint32(b[4])<<24 | uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7])
-	if !isRTCPFrom(b, ssrc) {
-		return
-	}
+	ssrc := binary.BigEndian.Uint32(b[4:8])
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if g, ok := s.watched[ssrc]; ok && g == nil {

@@ -71,9 +71,10 @@ type WebRTCConfig struct {
 	// the answer is sent with those found so far. It defaults to 3 s.
 	GatherTimeout time.Duration
 
-	// Unbatched sends each packet in a system call of its own, instead of
-	// a viewer's frame in as few as the kernel allows (sendBatcher); for
-	// comparison. It defaults to false.
+	// Unbatched leaves every session to pion, which seals each packet and
+	// sends it in a system call of its own, instead of the node sealing a
+	// viewer's frame and sending it in as few calls as the kernel allows
+	// (docs/live.md, Sending); for comparison. It defaults to false.
 	Unbatched bool
 }
 
