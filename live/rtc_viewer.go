@@ -42,7 +42,6 @@ type viewer struct {
 	// go through pion.
 	seal   *sealer
 	via    *sighting
-	sealed bool        // a packet was sealed by the node
 	byPion bool        // a packet went through pion
 	noSeal bool        // the node's key could not be had: pion seals
 	repath atomic.Bool // the selected candidate pair changed
@@ -226,7 +225,6 @@ func (v *viewer) writeSealed(f *frame) error {
 		if err != nil {
 			v.log.Debug("webrtc send failed", zap.Error(err))
 		}
-		v.sealed = true
 		if err := s.seal(b, p); err != nil {
 			return err
 		}
@@ -276,7 +274,7 @@ func (v *viewer) findPath() error {
 	case g != nil && v.seal != nil:
 		v.via = g
 		return nil
-	case v.sealed:
+	case v.sealedN.Load() > 0:
 		if err == nil {
 			err = errors.New("the selected candidate pair left the node's UDP sockets")
 		}
