@@ -25,7 +25,7 @@ const lastRecordedWithin = 24 * time.Hour
 func (a *App) startCatalogue() {
 	a.cat = catalogue.New(catalogue.Config{
 		Store:      a.store,
-		MaxSegment: segmenter.MaxSegmentDuration(time.Duration(a.cfg.Recording.SegmentDuration)),
+		MaxSegment: storage.MaxSegmentDuration(time.Duration(a.cfg.Recording.SegmentDuration)),
 	})
 	stop, err := a.bus.WatchSegments(func(n bus.SegmentNotice) { a.cat.NoteInitSize(n.Key, n.InitSize) })
 	if err != nil {

@@ -2,8 +2,8 @@
 // "Get camera player" operation: live playback (hls.js on the node's live
 // playlist), recorded playback from a time with a delay, a timeline of
 // 10 minutes, 1 hour or 24 hours with highlight ranges, speeds from 0.5x to
-// 16x, and the recorded VOD playlists the page plays, built from a storage
-// listing by segmenter.Playlist.
+// 16x, and the recorded VOD playlists the page plays, written from the
+// catalogue's listing (playlist.go).
 //
 // It does no authentication: the API checks the token or player_digest
 // before calling Page, and signs the VOD address it passes in Params.

@@ -13,6 +13,7 @@ import (
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
@@ -129,7 +130,7 @@ func holeAfter(segs []segmenter.Segment, t time.Time) (end, resumed time.Time) {
 		if i+1 == len(segs) {
 			return s.End(), time.Time{}
 		}
-		if next := segs[i+1].Start; next.Sub(s.End()) > segmenter.TouchToleranceMs*time.Millisecond && next.After(t) {
+		if next := segs[i+1].Start; next.Sub(s.End()) > storage.TouchToleranceMs*time.Millisecond && next.After(t) {
 			return s.End(), next
 		}
 	}
