@@ -18,7 +18,8 @@ const Subcommand = "decode"
 // sandbox (see the package comment), says hello, answers requests until
 // its standard input ends, and returns the exit status. args are its
 // flags: --memory BYTES (RLIMIT_DATA; the Pool passes MemoryLimit) and
-// --test-ops (tests only: accept operations that crash, hang or allocate).
+// --test-ops (tests only: accept operations that crash, hang or allocate;
+// refused by a binary built without them).
 func Main(args []string) int {
 	return run(args, os.Stdin, os.Stdout, os.Stderr)
 }
@@ -33,6 +34,10 @@ func run(args []string, in io.Reader, out, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 || *memory < 0 {
 		fmt.Fprintf(stderr, "usage: vigia %s [--memory BYTES] [--test-ops]\n", Subcommand)
+		return 2
+	}
+	if *testOps && testOps == nil {
+		fmt.Fprintf(stderr, "vigia %s: --test-ops: this binary is built without test operations\n", Subcommand)
 		return 2
 	}
 	os.Clearenv()
