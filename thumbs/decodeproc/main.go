@@ -28,7 +28,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer) int {
 	fs := flag.NewFlagSet("vigia "+Subcommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	memory := fs.Int64("memory", DefaultMemoryLimit, "RLIMIT_DATA of the process in bytes (0: none)")
-	testOps := fs.Bool("test-ops", false, "accept test operations (crash, hang, allocate): tests only")
+	wantTestOps := fs.Bool("test-ops", false, "accept test operations (crash, hang, allocate): tests only")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -36,7 +36,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: vigia %s [--memory BYTES] [--test-ops]\n", Subcommand)
 		return 2
 	}
-	if *testOps && testOps == nil {
+	if *wantTestOps && testOps == nil {
 		fmt.Fprintf(stderr, "vigia %s: --test-ops: this binary is built without test operations\n", Subcommand)
 		return 2
 	}
@@ -53,7 +53,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigia %s: running without a seccomp filter: %v\n", Subcommand, sb.seccompErr)
 	}
 	s := &server{
-		hello: hello{decoding: decoder.Available(), seccomp: sb.seccompErr == nil, testOps: *testOps, memory: *memory},
+		hello: hello{decoding: decoder.Available(), seccomp: sb.seccompErr == nil, testOps: *wantTestOps, memory: *memory},
 		dec:   newDecoders(),
 	}
 	if err := s.serve(in, out); err != nil {
