@@ -10,13 +10,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/api"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/connlimit"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/player"
 )
 
@@ -120,21 +120,7 @@ const maxHeaderBytes = 64 << 10
 // vigia_rejected_connections_total{listener, reason}, every reason of the
 // listener exported from 0.
 func (a *App) rejectedConnections(listener string, reasons []string) func(reason string) {
-	cv := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vigia_rejected_connections_total",
-		Help: "Connections closed by a listener's limits before being served, by listener and reason.",
-	}, []string{"listener", "reason"})
-	if err := a.reg.Register(cv); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			panic(err)
-		}
-		cv = are.ExistingCollector.(*prometheus.CounterVec)
-	}
-	for _, r := range reasons {
-		cv.WithLabelValues(listener, r)
-	}
-	return func(reason string) { cv.WithLabelValues(listener, reason).Inc() }
+	return metrics.RejectedConnections(a.reg, listener, reasons)
 }
 
 // readiness is the body of /readyz.
