@@ -1,7 +1,9 @@
 // Package app wires Vigia's components together for the commands in
 // cmd/vigia: it builds them from the configuration, connects their hooks,
-// serves the node's HTTP endpoints and closes everything in order. Nothing
-// imports it but cmd.
+// serves the node's HTTP endpoints and closes everything in order. cmd/vigia
+// imports it, and so does bench (behind `vigia bench`), which builds its
+// recorder node through New, as `vigia recorder` does, to measure it in
+// its own process; no other package does.
 package app
 
 import (

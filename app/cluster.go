@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
@@ -14,6 +13,7 @@ import (
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/live"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/status"
 )
@@ -54,11 +54,7 @@ func (a *App) startCluster(ctx context.Context) error {
 // node has room for, and that this node would record, are counted in
 // vigia_cluster_unplaced_cameras and get an OFFLINE status saying why.
 func (a *App) unplaced() func(ids []string) {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "vigia_cluster_unplaced_cameras",
-		Help: "Cameras that no recorder node has room for, counted by the node that would record them.",
-	})
-	a.reg.MustRegister(g)
+	g := metrics.NewCluster(a.reg).Unplaced
 	return func(ids []string) {
 		g.Set(float64(len(ids)))
 		for _, id := range ids {

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/catalogue"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/status"
 )
 
@@ -42,9 +42,7 @@ func (a *App) startCompleteness() {
 	c := &completeness{a: a, cov: catalogue.NewCoverage(a.cat), published: map[string]status.Completeness{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	a.completeness = c
-	a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "vigia_gap_records_dropped_total", Help: "Gap records refused or pushed out of the journal's full queue."},
-		func() float64 { return float64(a.journal.Stats().Dropped) }))
+	metrics.RegisterGapJournal(a.reg, func() float64 { return float64(a.journal.Stats().Dropped) })
 	go c.run() // exits when closeCompleteness is called
 }
 

@@ -4,6 +4,10 @@ package app
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +42,14 @@ func TestCompletenessPublished(t *testing.T) {
 	if got := m.GetGauge().GetValue(); got != r.Hour {
 		t.Errorf("vigia_camera_recorded_ratio{window=1h} = %v, want %v", got, r.Hour)
 	}
-	if c := a.clusterCompleteness(ctx); c == nil || c.Cameras != 1 || c.Hour != percent(r.Hour) {
-		t.Errorf("cluster figure %+v, want one camera at %s", c, percent(r.Hour))
+	page := a.nodePage()
+	page.Allowed = func(*http.Request) bool { return true }
+	mux := http.NewServeMux()
+	page.Register(mux)
+	rr := httptest.NewRecorder()
+	mux.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/", nil))
+	want := "Recorded, all 1 cameras of the cluster: <b>" + strconv.FormatFloat(100*r.Hour, 'f', 1, 64) + " %</b>"
+	if !strings.Contains(rr.Body.String(), want) {
+		t.Errorf("the page lacks the cluster figure %q:\n%s", want, rr.Body.String())
 	}
 }

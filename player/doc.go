@@ -8,6 +8,10 @@
 // It does no authentication: the API checks the token or player_digest
 // before calling Page, and signs the VOD address it passes in Params.
 //
+// NodePage is a node's own recordings page (GET /): its cameras' status,
+// live stream and recordings of the last hours; who may see it is decided
+// by the function it is given (api.PageAccess).
+//
 // hls.js comes from npm (package.json and package-lock.json here) and is
 // embedded at build time from assets/, filled by "make deps-npm".
 package player

@@ -17,7 +17,8 @@ var (
 )
 
 // VigiaBinary builds the vigia binary once per test process and returns its
-// path.
+// path. It is built with the decodeproc_testops tag, so that its decoder
+// processes honour --test-ops; nothing else differs from the product.
 func VigiaBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -27,7 +28,7 @@ func VigiaBinary(t testing.TB) string {
 			return
 		}
 		vigiaBin = filepath.Join(dir, "vigia")
-		out, err := exec.Command("go", "build", "-o", vigiaBin, "github.com/vigia/vigia/cmd/vigia").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", "decodeproc_testops", "-o", vigiaBin, "github.com/vigia/vigia/cmd/vigia").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v: %s", err, out)
 		}
