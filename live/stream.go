@@ -14,7 +14,7 @@ import (
 )
 
 // stream is one camera's live HLS muxer and the goroutine that feeds it
-// (run). It implements recorder.Consumer: Tracks and Unit are called by the
+// (run). It implements stream.Consumer: Tracks and Unit are called by the
 // camera's pipeline goroutine, never block, and do nothing after Close.
 type stream struct {
 	s      *Server
@@ -71,7 +71,7 @@ func newStream(s *Server, camera string) *stream {
 	return st
 }
 
-// Tracks implements recorder.Consumer. The tracks are kept, not queued: a
+// Tracks implements stream.Consumer. The tracks are kept, not queued: a
 // full queue never loses the start of a run.
 func (st *stream) Tracks(tracks []*media.Track) {
 	if st.stopped.Load() {
@@ -91,7 +91,7 @@ func (st *stream) latest() ([]*media.Track, uint64) {
 	return st.pending, st.run.Load()
 }
 
-// Unit implements recorder.Consumer; it never blocks. Video goes to the
+// Unit implements stream.Consumer; it never blocks. Video goes to the
 // WebRTC viewers (packetized once, queued per viewer). For LL-HLS, units
 // are dropped while nobody watches (uncounted), and when the queue is full
 // (counted; video then resumes at the next keyframe).
@@ -120,7 +120,7 @@ func (st *stream) Unit(u *media.Unit) {
 	}
 }
 
-// Close implements recorder.Consumer. It returns once the stream's
+// Close implements stream.Consumer. It returns once the stream's
 // goroutine has exited and its muxer is closed.
 func (st *stream) Close() {
 	st.closeOnce.Do(func() {

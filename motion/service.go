@@ -112,7 +112,7 @@ type item struct {
 	gap   bool // units were dropped before this one
 }
 
-// Consumer feeds one camera's detector (it satisfies recorder.Consumer).
+// Consumer feeds one camera's detector (it satisfies stream.Consumer).
 type Consumer struct {
 	s       *Service
 	camera  string

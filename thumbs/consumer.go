@@ -7,7 +7,7 @@ import (
 )
 
 // Consumer receives one camera's media from its pipeline goroutine (it
-// satisfies recorder.Consumer). Its calls only note keyframes and queue
+// satisfies stream.Consumer). Its calls only note keyframes and queue
 // thumbnails; they never block.
 type Consumer struct {
 	s   *Service
