@@ -131,7 +131,7 @@ func TestIdleTimeout(t *testing.T) {
 					t.Fatal("the muxer still runs IdleTimeout after the last request")
 				}
 				src.feed(c, 2*src.gop())
-				if n := len(st.ch); n != 0 {
+				if n := st.q.Len(); n != 0 {
 					t.Errorf("%d units queued while nobody watches", n)
 				}
 
