@@ -14,6 +14,8 @@ import (
 	vstream "github.com/vigia/vigia/stream"
 )
 
+var _ vstream.Consumer = (*stream)(nil)
+
 // stream is one camera's live HLS muxer and the goroutine that feeds it
 // (run). It implements stream.Consumer: Tracks and Unit are called by the
 // camera's pipeline goroutine, never block, and do nothing after Close.

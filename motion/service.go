@@ -115,7 +115,9 @@ type item struct {
 	run   bool
 }
 
-// Consumer feeds one camera's detector (it satisfies stream.Consumer).
+var _ stream.Consumer = (*Consumer)(nil)
+
+// Consumer feeds one camera's detector (a stream.Consumer).
 type Consumer struct {
 	s       *Service
 	camera  string
