@@ -76,6 +76,42 @@ func TestQueueWaking(t *testing.T) {
 	})
 }
 
+// TestQueueReady: a reader that waits for other things too is signalled
+// by a video frame, by Lazy other entries and by the close, and polls.
+func TestQueueReady(t *testing.T) {
+	q := NewQueue(QueueConfig[int]{Size: 8, Lazy: 2})
+	ready := func() bool {
+		select {
+		case <-q.Ready():
+			return true
+		default:
+			return false
+		}
+	}
+	q.Put(1, Other, 0)
+	if ready() {
+		t.Fatal("signalled by one Other entry of Lazy 2")
+	}
+	q.Put(2, Other, 0)
+	if !ready() {
+		t.Fatal("not signalled by Lazy Other entries")
+	}
+	q.Put(3, Delta, 0)
+	if !ready() {
+		t.Fatal("not signalled by a video frame")
+	}
+	if b := q.Poll(nil); len(b) != 3 || b[2].Value != 3 {
+		t.Fatalf("polled %v", b)
+	}
+	if b := q.Poll(nil); len(b) != 0 {
+		t.Fatalf("polled %v again", b)
+	}
+	q.Close()
+	if !ready() {
+		t.Fatal("not signalled by the close")
+	}
+}
+
 // TestQueueFullAndPutWait: a full queue refuses, entries taken keep their
 // place until done, and a waiting PutWait gets in once they are; the ring
 // wraps in order.
