@@ -36,6 +36,7 @@ import (
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/thumbs/decodeproc"
 )
@@ -282,7 +283,7 @@ func (a *App) startRecorder() error {
 		OnGap:            a.recordGap,
 		StopCause:        a.stopCause,
 		LastRecorded:     a.lastRecorded,
-		Consumers:        append([]recorder.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
+		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
 		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),

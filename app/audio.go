@@ -8,7 +8,7 @@ import (
 	"github.com/vigia/vigia/audio/transcode"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/metrics"
-	"github.com/vigia/vigia/recorder"
+	"github.com/vigia/vigia/stream"
 )
 
 // audioStage returns the recorder's stage: a camera's G.711 or Opus audio
@@ -16,7 +16,7 @@ import (
 // cannot be (a codec Vigia does not take, a build without cgo) is recorded
 // without sound: counted at each run, and said in the log once per camera
 // and codec. Units that do not decode count as decode errors.
-func (a *App) audioStage(decodeErr func(error)) recorder.StageFactory {
+func (a *App) audioStage(decodeErr func(error)) stream.StageFactory {
 	var counters transcode.Counters
 	unrecorded := metrics.NewAudio(a.reg, func() metrics.AudioStats {
 		s := counters.Stats()
@@ -47,7 +47,7 @@ func (a *App) audioStage(decodeErr func(error)) recorder.StageFactory {
 		}
 		log.Warn("camera audio not recorded: it cannot be transcoded to AAC", fields...)
 	}
-	return func(camera string, tracks []*media.Track) ([]*media.Track, recorder.Stage) {
+	return func(camera string, tracks []*media.Track) ([]*media.Track, stream.Stage) {
 		for _, t := range tracks {
 			if !t.Codec.Known() {
 				notRecorded(camera, t.Codec, nil)

@@ -12,8 +12,8 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/motion"
-	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/stream"
 )
 
 // motionMessage is the JSON of a motion event on vigia.events.{camera}.5:
@@ -28,7 +28,7 @@ type motionMessage struct {
 	Node string `json:"node,omitempty"`
 }
 
-func (a *App) startMotion() recorder.ConsumerFactory {
+func (a *App) startMotion() stream.ConsumerFactory {
 	cfg := a.cfg.Motion
 	if !cfg.Enabled {
 		return nil
@@ -49,7 +49,7 @@ func (a *App) startMotion() recorder.ConsumerFactory {
 	if !svc.Available() {
 		return nil
 	}
-	return func(camera string) recorder.Consumer {
+	return func(camera string) stream.Consumer {
 		if c := svc.Consumer(camera); c != nil {
 			return c
 		}

@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/metrics"
-	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/thumbs"
 	"github.com/vigia/vigia/thumbs/decodeproc"
 )
@@ -49,8 +49,8 @@ func (a *App) thumbnailsStatus() string {
 
 // startImaging starts thumbnails, snapshots and motion detection and
 // returns their recorder consumers.
-func (a *App) startImaging() []recorder.ConsumerFactory {
-	var fs []recorder.ConsumerFactory
+func (a *App) startImaging() []stream.ConsumerFactory {
+	var fs []stream.ConsumerFactory
 	if f := a.startThumbs(); f != nil {
 		fs = append(fs, f)
 	}
@@ -73,7 +73,7 @@ func (a *App) closeImaging() {
 	}
 }
 
-func (a *App) startThumbs() recorder.ConsumerFactory {
+func (a *App) startThumbs() stream.ConsumerFactory {
 	cfg := a.cfg.Thumbs
 	log := a.log.With(zap.String("component", "thumbs"))
 	svc := thumbs.New(thumbs.Config{
@@ -98,7 +98,7 @@ func (a *App) startThumbs() recorder.ConsumerFactory {
 			a.thumbs.stopSnap = stop
 		}
 	}
-	return func(camera string) recorder.Consumer {
+	return func(camera string) stream.Consumer {
 		if c := svc.Consumer(camera); c != nil {
 			return c
 		}

@@ -214,5 +214,5 @@ func (p *pipeline) sourceDown(code status.Code, err error) {
 		return
 	}
 	cause, detail := causeOf(code, err)
-	p.q.putWait(p.ctx, item{down: &downNote{cause: cause, detail: detail}})
+	p.q.PutWait(p.ctx, item{down: &downNote{cause: cause, detail: detail}})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
@@ -342,7 +343,7 @@ func TestGapQueueOverflow(t *testing.T) {
 	}
 	rg := newRig(t)
 	gate := &gateConsumer{open: make(chan struct{})}
-	rg.rec.cfg.Consumers = []ConsumerFactory{func(string) Consumer { return gate }}
+	rg.rec.cfg.Consumers = []stream.ConsumerFactory{func(string) stream.Consumer { return gate }}
 	rg.rec.cfg.QueueSize = 16
 	returned, more := make(chan struct{}), make(chan struct{})
 	rg.rec.cfg.Drivers["fake"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {
