@@ -14,7 +14,7 @@ import (
 
 // PutCamera writes c (its JSON as is) into BucketCameras under c.ID.
 func (b *Bus) PutCamera(ctx context.Context, c camera.Config) error {
-	if err := ValidateCamera(c.ID); err != nil {
+	if err := validCamera(c.ID); err != nil {
 		return fmt.Errorf("put camera: %w", err)
 	}
 	data, err := json.Marshal(c)
@@ -34,7 +34,7 @@ func (b *Bus) PutCamera(ctx context.Context, c camera.Config) error {
 // DeleteCamera removes camera id from BucketCameras. Removing a camera that
 // is not there is not an error.
 func (b *Bus) DeleteCamera(ctx context.Context, id string) error {
-	if err := ValidateCamera(id); err != nil {
+	if err := validCamera(id); err != nil {
 		return fmt.Errorf("delete camera: %w", err)
 	}
 	kv, err := b.camerasKV()
@@ -53,7 +53,7 @@ func (b *Bus) DeleteCamera(ctx context.Context, id string) error {
 // GetCamera returns camera id from BucketCameras; ok is false when it is
 // not there.
 func (b *Bus) GetCamera(ctx context.Context, id string) (c camera.Config, ok bool, err error) {
-	if err := ValidateCamera(id); err != nil {
+	if err := validCamera(id); err != nil {
 		return camera.Config{}, false, fmt.Errorf("get camera: %w", err)
 	}
 	kv, err := b.camerasKV()

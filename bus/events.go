@@ -34,7 +34,7 @@ const eventRedelay = 2 * time.Second
 
 // PublishEvent stores e in stream EVENTS and waits for the acknowledgement.
 func (b *Bus) PublishEvent(ctx context.Context, e Event) error {
-	if err := ValidateCamera(e.Camera); err != nil {
+	if err := validCamera(e.Camera); err != nil {
 		return fmt.Errorf("publish event: %w", err)
 	}
 	if e.ID == "" || e.Type <= 0 {
@@ -92,7 +92,7 @@ func (b *Bus) ConsumeEvents(ctx context.Context, durable string, fn func(context
 			continue
 		}
 		var e Event
-		if err := json.Unmarshal(msg.Data(), &e); err != nil || e.ID == "" || ValidateCamera(e.Camera) != nil {
+		if err := json.Unmarshal(msg.Data(), &e); err != nil || e.ID == "" || validCamera(e.Camera) != nil {
 			b.log.Warn("event does not decode; dropped", zap.String("subject", msg.Subject()), zap.Error(err))
 			_ = msg.Term()
 			continue

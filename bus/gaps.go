@@ -30,7 +30,7 @@ func (b *Bus) PublishGap(ctx context.Context, g status.Gap, key string) error {
 
 // marshalGap validates g and returns its JSON.
 func marshalGap(g status.Gap, key string) ([]byte, error) {
-	if err := ValidateCamera(g.Camera); err != nil {
+	if err := validCamera(g.Camera); err != nil {
 		return nil, fmt.Errorf("publish gap: %w", err)
 	}
 	if key == "" || !g.Cause.Known() || g.StartMs <= 0 || (g.EndMs != 0 && g.EndMs < g.StartMs) {

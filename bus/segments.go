@@ -47,7 +47,7 @@ func (b *Bus) PublishSegment(ctx context.Context, n SegmentNotice) error {
 
 // marshalSegment validates n and returns its JSON.
 func marshalSegment(n SegmentNotice) ([]byte, error) {
-	if err := ValidateCamera(n.Camera); err != nil {
+	if err := validCamera(n.Camera); err != nil {
 		return nil, fmt.Errorf("publish segment: %w", err)
 	}
 	if n.Key == "" {
@@ -70,7 +70,7 @@ func (b *Bus) WatchSegments(f func(SegmentNotice)) (stop func(), err error) {
 	}
 	sub, err := b.nc.Subscribe(SubjectSegmentsAll, func(m *nats.Msg) {
 		var n SegmentNotice
-		if json.Unmarshal(m.Data, &n) != nil || ValidateCamera(n.Camera) != nil {
+		if json.Unmarshal(m.Data, &n) != nil || validCamera(n.Camera) != nil {
 			return
 		}
 		f(n)

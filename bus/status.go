@@ -39,7 +39,7 @@ func (b *Bus) PublishStatus(ctx context.Context, s status.Status) error {
 // GetStatus returns the last status stored for camera; ok is false when
 // there is none.
 func (b *Bus) GetStatus(ctx context.Context, camera string) (s status.Status, ok bool, err error) {
-	if err := ValidateCamera(camera); err != nil {
+	if err := validCamera(camera); err != nil {
 		return status.Status{}, false, fmt.Errorf("get status: %w", err)
 	}
 	if b.closing.Load() {
@@ -64,7 +64,7 @@ func (b *Bus) GetStatus(ctx context.Context, camera string) (s status.Status, ok
 
 // marshalStatus validates s and returns its JSON, filling an empty Text.
 func marshalStatus(s status.Status) ([]byte, error) {
-	if err := ValidateCamera(s.Camera); err != nil {
+	if err := validCamera(s.Camera); err != nil {
 		return nil, fmt.Errorf("publish status: %w", err)
 	}
 	if s.Text == "" {
