@@ -5,7 +5,9 @@
 package camera
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // Connection types of the service interface (spec 2.3).
@@ -85,4 +87,21 @@ func (c Config) Validate() error {
 		return errors.Join(ErrInvalid, errors.New("negative history_days"))
 	}
 	return nil
+}
+
+// Decode reads the record stored under key in the "cameras" bucket: its
+// JSON, which must pass Validate and carry key as its ID. It is the one
+// decoder of registry records; refusals wrap ErrInvalid.
+func Decode(key string, data []byte) (Config, error) {
+	var c Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Config{}, fmt.Errorf("%w %q: %w", ErrInvalid, key, err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("camera %q: %w", key, err)
+	}
+	if c.ID != key {
+		return Config{}, fmt.Errorf("%w %q: id %q is not its key", ErrInvalid, key, c.ID)
+	}
+	return c, nil
 }
