@@ -111,9 +111,7 @@ func TestEventsFromNATS(t *testing.T) {
 		pub := func(id string, cam int64, typ int, at time.Time) {
 			key := storage.EventImageKey(camID(cam), id)
 			e.put(key, "img")
-			if err := e.bus.PublishEvent(ctx, bus.Event{ID: id, Camera: camID(cam), Type: typ, AtMs: at.UnixMilli(), ImageKey: key}); err != nil {
-				t.Fatal(err)
-			}
+			publishEvent(t, e.bus, bus.Event{ID: id, Camera: camID(cam), Type: typ, AtMs: at.UnixMilli(), ImageKey: key})
 		}
 		for i := 0; i < 35; i++ {
 			pub("a"+strconv.Itoa(i), camA, []int{5, 1}[i%2], day.Add(time.Duration(i)*time.Minute))
@@ -121,9 +119,7 @@ func TestEventsFromNATS(t *testing.T) {
 		pub("a0", camA, 5, day) // a duplicate id outside the window: stored once
 		pub("b0", camB, 5, day)
 		pub("late", camA, 5, day.Add(48*time.Hour))
-		if err := e.bus.PublishEvent(ctx, bus.Event{ID: "static", Camera: "synth-1", Type: 5, AtMs: day.UnixMilli()}); err != nil {
-			t.Fatal(err)
-		}
+		publishEvent(t, e.bus, bus.Event{ID: "static", Camera: "synth-1", Type: 5, AtMs: day.UnixMilli()})
 		var page map[string]any
 		deadline := time.Now().Add(20 * time.Second)
 		for {

@@ -21,10 +21,10 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	if err := b.PublishStatus(ctx, status.Status{Camera: "1", Code: status.Connecting}); err != nil {
-		t.Fatalf("publish status: %v", err)
-	}
 	o := NewOutbox(b, 10, zaptest.NewLogger(t))
+	if err := o.EnqueueStatus(status.Status{Camera: "1", Code: status.Connecting}); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.EnqueueSegment(notice(1)); err != nil {
 		t.Fatal(err)
 	}

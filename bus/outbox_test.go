@@ -81,8 +81,8 @@ func TestOutboxAcrossRestart(t *testing.T) {
 		}
 		return nil
 	})
-	if err := b.PublishSegment(testCtx(t), notice(99)); !errors.Is(err, ErrNotConnected) {
-		t.Fatalf("PublishSegment while down = %v, want ErrNotConnected", err)
+	if err := b.PutSegmentEnd(testCtx(t), "7", SegmentEnd{EndMs: 1}); !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("PutSegmentEnd while down = %v, want ErrNotConnected", err)
 	}
 	// A retry of an already stored notice, then new ones.
 	if err := o.EnqueueSegment(notice(before - 1)); err != nil {

@@ -1,12 +1,10 @@
 package bus
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // SegmentNotice says a recording segment was stored. It is published as JSON
@@ -25,24 +23,6 @@ type SegmentNotice struct {
 	// InitSize is the byte size of the segment's init part (its init-size
 	// metadata); 0 when unknown.
 	InitSize int64 `json:"init_size,omitempty"`
-}
-
-// PublishSegment publishes n on StreamSegments with its Key as message id,
-// so a retry within DuplicateWindow is stored once. It fails fast with
-// ErrNotConnected while NATS is unreachable and otherwise returns by ctx's
-// deadline (5 seconds without one).
-func (b *Bus) PublishSegment(ctx context.Context, n SegmentNotice) error {
-	data, err := marshalSegment(n)
-	if err != nil {
-		return err
-	}
-	if err := b.usable(); err != nil {
-		return fmt.Errorf("publish segment %s: %w", n.Key, err)
-	}
-	if _, err := b.js.Publish(ctx, SegmentSubject(n.Camera), data, jetstream.WithMsgID(n.Key)); err != nil {
-		return fmt.Errorf("publish segment %s: %w", n.Key, err)
-	}
-	return nil
 }
 
 // marshalSegment validates n and returns its JSON.
