@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/testenv"
 )
 
 func TestCameraRegistry(t *testing.T) {
@@ -89,7 +90,7 @@ func TestEventsConsumedOnce(t *testing.T) {
 			return nil
 		})
 	}()
-	waitFor(t, "both events stored", func() error {
+	testenv.WaitForNil(t, testWait, "both events stored", func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if got["ev-1"] != 1 || got["ev-2"] != 1 {

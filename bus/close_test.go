@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestCloseStopsGoroutines must not run in parallel with other tests: it
@@ -37,7 +38,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	o.Close()
 	b.Close()
 
-	waitFor(t, "goroutines after Close", func() error {
+	testenv.WaitForNil(t, testWait, "goroutines after Close", func() error {
 		if n := runtime.NumGoroutine(); n > before {
 			buf := make([]byte, 1<<20)
 			buf = buf[:runtime.Stack(buf, true)]

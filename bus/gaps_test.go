@@ -5,12 +5,12 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
 func TestGapDedupe(t *testing.T) {
@@ -102,16 +102,11 @@ func TestWatchSegments(t *testing.T) {
 	if err := publish(t, b, func(o *Outbox) error { return o.EnqueueSegment(n) }); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(testWait)
-	for {
+	testenv.WaitFor(t, testWait, "a notice", func() bool {
 		mu.Lock()
-		k := len(got)
-		mu.Unlock()
-		if k > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got) > 0
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 1 || got[0] != n {

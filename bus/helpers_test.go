@@ -74,22 +74,6 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// waitFor polls cond until it returns nil or testWait passes.
-func waitFor(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // streamNotices returns the segment notices stored in StreamSegments, in order.
 func streamNotices(t *testing.T, b *Bus) []SegmentNotice {
 	t.Helper()

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
 // restartableServer is a nats-server the test stops and starts again on the
@@ -75,7 +76,7 @@ func TestOutboxAcrossRestart(t *testing.T) {
 	}
 
 	rs.stop()
-	waitFor(t, "disconnect noticed", func() error {
+	testenv.WaitForNil(t, testWait, "disconnect noticed", func() error {
 		if b.Conn().IsConnected() {
 			return errors.New("still connected")
 		}
@@ -131,7 +132,7 @@ func TestOutboxDropsOldest(t *testing.T) {
 	t.Cleanup(o.Close)
 
 	rs.stop()
-	waitFor(t, "disconnect noticed", func() error {
+	testenv.WaitForNil(t, testWait, "disconnect noticed", func() error {
 		if b.Conn().IsConnected() {
 			return errors.New("still connected")
 		}

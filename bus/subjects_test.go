@@ -9,6 +9,7 @@ import (
 	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/camera/cameratest"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestCameraIDRule: the registry, status, segment ends and segment notices
@@ -73,7 +74,7 @@ func TestCameraIDRule(t *testing.T) {
 			t.Fatalf("GetStatus(%q) = %+v %v %v", id, s, ok, err)
 		}
 	}
-	waitFor(t, "a segment notice on each valid id's subject", func() error {
+	testenv.WaitForNil(t, testWait, "a segment notice on each valid id's subject", func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, id := range valid {
