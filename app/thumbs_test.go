@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"io"
@@ -146,15 +147,14 @@ func TestMinuteAndHourlyThumbnails(t *testing.T) {
 			}
 
 			var minute, hourly []string
-			deadline := time.Now().Add(60 * time.Second)
-			for {
+			testenv.WaitForNil(t, 60*time.Second, "the thumbnails", func() error {
 				minute = listKeys(t, a.store, storage.PrefixThumbs+cam+"/")
 				hourly = listKeys(t, a.store, storage.PrefixHourlyThumbs+cam+"/")
-				if len(minute) >= len(wantMinute) && len(hourly) >= len(wantHourly) || time.Now().After(deadline) {
-					break
+				if len(minute) < len(wantMinute) || len(hourly) < len(wantHourly) {
+					return fmt.Errorf("minute %v, hourly %v", minute, hourly)
 				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return nil
+			})
 			slices.Sort(minute)
 			if !slices.Equal(minute, wantMinute) {
 				t.Fatalf("minute thumbnails %v, want %v", minute, wantMinute)
