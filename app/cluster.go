@@ -94,8 +94,7 @@ func (a *App) registerStatic(ctx context.Context, c ingest.Camera) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if e, err := kv.Get(ctx, c.ID); err == nil {
-		var old camera.Config
-		if json.Unmarshal(e.Value(), &old) == nil {
+		if old, err := camera.Decode(c.ID, e.Value()); err == nil {
 			if url, err := camera.Open(a.keys, old.SealedURL); err == nil && url == c.URL && !camera.Stale(a.keys, old.SealedURL) {
 				old.SealedURL = rec.SealedURL
 				if old == rec {

@@ -12,13 +12,15 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/vigia/vigia/testenv"
 )
 
 // A recorded camera gets its completeness in its status record, in
 // vigia_camera_recorded_ratio, and in the cluster's figure of the page.
 func TestCompletenessPublished(t *testing.T) {
 	a, cam := recorderApp(t)
-	waitFor(t, 60*time.Second, "the completeness of the camera", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the completeness of the camera", func() bool {
 		a.completeness.update()
 		_, ok := a.recorded(cam)
 		return ok
@@ -31,7 +33,7 @@ func TestCompletenessPublished(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	waitFor(t, 10*time.Second, "the status record with its completeness", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the status record with its completeness", func() bool {
 		st, ok, err := a.bus.GetStatus(ctx, cam)
 		return err == nil && ok && st.Recorded != nil && st.Recorded.Hour == r.Hour
 	})
