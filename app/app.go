@@ -141,7 +141,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	}
 	if a.bus, err = bus.Open(ctx, bus.Options{
 		URL: cfg.NATS.URL, Token: cfg.NATS.Token, Listen: cfg.NATS.Listen,
-		StoreDir: cfg.NATS.StoreDir, Name: "vigia-" + cfg.NodeID,
+		StoreDir: cfg.NATS.StoreDir, Name: "vigia-" + cfg.NodeID, Replicas: cfg.NATS.Replicas,
 	}, log.With(zap.String("component", "bus"))); err != nil {
 		return a, fmt.Errorf("nats: %w", err)
 	}

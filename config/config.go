@@ -75,6 +75,7 @@ type NATSConfig struct {
 	Token    string `yaml:"token" secret:"true" doc:"NATS authentication token (client token, or the token the embedded server requires)."`
 	Listen   string `yaml:"listen" default:"127.0.0.1:4222" doc:"Client address of the embedded server; port 0 picks a free port."`
 	StoreDir string `yaml:"store_dir" doc:"JetStream directory of the embedded server. Defaults to {data_dir}/nats."`
+	Replicas int    `yaml:"replicas" default:"1" doc:"Copies of every stream and bucket, 1 to 5 (3 on a three-server cluster); 1 with the embedded server. Raised on existing streams and buckets at start, never lowered (docs/nats.md)."`
 }
 
 // RecordingConfig is the recording section.

@@ -83,6 +83,11 @@ func (c *Config) validateStorage(v *validator) {
 }
 
 func (c *Config) validateNATS(v *validator) {
+	if r := c.NATS.Replicas; r < 1 || r > 5 {
+		v.add("nats.replicas", fmt.Errorf("%w %d (want 1 to 5)", ErrInvalidValue, r))
+	} else if r != 1 && c.NATS.URL == "" {
+		v.add("nats.replicas", fmt.Errorf("%w %d (want 1 with the embedded server; set nats.url to a cluster for more)", ErrInvalidValue, r))
+	}
 	if c.NATS.URL != "" {
 		for _, u := range strings.Split(c.NATS.URL, ",") {
 			v.url("nats.url", strings.TrimSpace(u), "nats", "tls", "ws", "wss")
