@@ -38,6 +38,7 @@ func kvConfigs(replicas int) []jetstream.KeyValueConfig {
 		{Bucket: BucketAssign, Description: "camera to node leases", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
 		{Bucket: BucketExports, Description: "export job state by job id", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
 		{Bucket: BucketLeases, Description: "cluster singleton leases by name", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
+		{Bucket: BucketCluster, Description: "facts every node must agree on (the secret's fingerprint)", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
 		{Bucket: BucketSegmentEnds, Description: "end of each stopped camera's last segment", History: 1, TTL: SegmentEndsTTL, Storage: jetstream.FileStorage, Replicas: replicas},
 	}
 }
