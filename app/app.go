@@ -292,6 +292,8 @@ func (a *App) startRecorder() error {
 		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),
+
+		ConnectConcurrency: cfg.Ingest.ConnectConcurrency,
 	})
 	a.startCompleteness()
 	return a.spool.Start()

@@ -37,6 +37,9 @@ func (c *Config) Validate() error {
 	if !(c.Ingest.ConnectRate > 0) {
 		v.add("ingest.connect_rate", fmt.Errorf("%w %v (want more than 0)", ErrInvalidValue, c.Ingest.ConnectRate))
 	}
+	if c.Ingest.ConnectConcurrency < 1 {
+		v.add("ingest.connect_concurrency", fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, c.Ingest.ConnectConcurrency))
+	}
 	v.oneOf("ingest.default_transport", c.Ingest.DefaultTransport, "tcp", "udp", "auto")
 	v.oneOf("recording.spool_sync", c.Recording.SpoolSync, "group", "file")
 	v.oneOf("storage.checksum", c.Storage.Checksum, "crc32c", "sha256")

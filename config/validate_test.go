@@ -77,6 +77,7 @@ func TestValidate(t *testing.T) {
 			[]string{"recording.upload_concurrency"}},
 		{"read timeout", func(c *Config) { c.Ingest.ReadTimeout = 0 }, ErrInvalidValue, []string{"ingest.read_timeout"}},
 		{"connect rate", func(c *Config) { c.Ingest.ConnectRate = 0 }, ErrInvalidValue, []string{"ingest.connect_rate"}},
+		{"connect concurrency", func(c *Config) { c.Ingest.ConnectConcurrency = 0 }, ErrInvalidValue, []string{"ingest.connect_concurrency"}},
 		{"default transport", func(c *Config) { c.Ingest.DefaultTransport = "quic" }, ErrInvalidValue,
 			[]string{"ingest.default_transport", `"quic"`}},
 		{"log level", func(c *Config) { c.Log.Level = "loud" }, ErrInvalidValue, []string{"log.level", `"loud"`}},

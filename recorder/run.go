@@ -71,6 +71,7 @@ func (o *owner) startRun(spec ingest.Camera, drv ingest.Driver) *run {
 		OnPanic:        func(any) { o.panicked() },
 		OnAttempt:      o.attempt,
 		Limiter:        r.limiter,
+		Handshakes:     r.handshakes,
 		BackoffMin:     r.cfg.BackoffMin,
 		BackoffMax:     r.cfg.BackoffMax,
 		PermanentRetry: r.cfg.PermanentRetry,
