@@ -159,12 +159,13 @@ func (s *Supervisor) setStatus(c status.Code, err error) {
 // Run blocks until ctx ends.
 //
 // After a failure that is not permanent, the next attempt comes after
-// FastRetry while the outage is younger than FastFor, then after a backoff
-// doubling from BackoffMin to BackoffMax. A source that implements Prober
-// is probed every ProbeInterval meanwhile, and no attempt is made while
-// its probes fail: the attempt comes with the first probe that succeeds
-// once the wait is over, and at once when a probe succeeds after failing
-// (the camera answers again), which starts the fast retries again.
+// FastRetry while the outage is younger than FastFor. After that it comes
+// after a backoff doubling from BackoffMin to BackoffMax, and a source
+// that implements Prober is probed every ProbeInterval meanwhile: no
+// attempt is made while its probes fail, the attempt comes with the first
+// probe that succeeds once the wait is over, and at once when a probe
+// succeeds after failing (the camera answers again), which starts the
+// fast retries again.
 func (s *Supervisor) Run(ctx context.Context) {
 	backoff := s.cfg.BackoffMin
 	var fastUntil time.Time // end of the fast retries of the current outage
@@ -210,7 +211,8 @@ func (s *Supervisor) Run(ctx context.Context) {
 			continue
 		}
 		s.setStatus(status.Offline, err)
-		if now.Before(fastUntil) {
+		fast := now.Before(fastUntil)
+		if fast {
 			wait = jitter(s.cfg.FastRetry)
 		} else {
 			wait = backoff + time.Duration(rand.Int64N(int64(backoff)/2+1))
@@ -221,7 +223,7 @@ func (s *Supervisor) Run(ctx context.Context) {
 			s.cfg.OnRetry(wait)
 		}
 		p, ok := src.(Prober)
-		if !ok {
+		if !ok || fast {
 			if !sleep(ctx, wait) {
 				return
 			}
