@@ -96,7 +96,7 @@ type RecordingConfig struct {
 type IngestConfig struct {
 	ReadTimeout          Duration `yaml:"read_timeout" default:"10s" doc:"A camera that sends nothing for this long is disconnected and retried."`
 	ConnectRate          float64  `yaml:"connect_rate" default:"200" doc:"Connection attempts per second, all cameras together (a node starting 300 cameras issues them in 1.5 s)."`
-	ConnectConcurrency   int      `yaml:"connect_concurrency" default:"64" doc:"Connection attempts in progress at once, all cameras together: an attempt holds its place until the camera's first media, its failure or 3 s, so start-up goes as fast as the cameras and the node answer."`
+	ConnectConcurrency   int      `yaml:"connect_concurrency" default:"256" doc:"Connection attempts in progress at once, all cameras together: an attempt holds its place until the camera's first media, its failure or 3 s, so start-up goes as fast as the cameras and the node answer."`
 	AllowPrivateNetworks bool     `yaml:"allow_private_networks" default:"false" doc:"Allow camera URLs that resolve to loopback, private or link-local addresses."`
 	BackoffMax           Duration `yaml:"backoff_max" default:"60s" doc:"Longest wait between reconnection attempts of a camera once its fast retries (every 1 s for the first 2 minutes of an outage) are over; the wait starts at 1 s and doubles with each attempt that brings no media, with jitter. Meanwhile an RTSP or RTMP camera is probed every second (a TCP connection): no attempt while its port does not answer, one as soon as it answers (docs/recording.md, Reconnection)."`
 	PermanentRetry       Duration `yaml:"permanent_retry" default:"5m" doc:"Wait before retrying a camera that failed permanently (bad credentials, unknown stream, unsupported codec)."`

@@ -51,7 +51,7 @@ type Config struct {
 	ConnectRate float64
 
 	// ConnectConcurrency caps the connection attempts in progress across
-	// all cameras (ingest.SupervisorConfig.Handshakes). It defaults to 64.
+	// all cameras (ingest.SupervisorConfig.Handshakes). It defaults to 256.
 	ConnectConcurrency int
 
 	// SegmentDuration and FragmentDuration are passed to the segmenter.
@@ -131,7 +131,7 @@ func New(cfg Config) *Recorder {
 		cfg.ConnectRate = 200
 	}
 	if cfg.ConnectConcurrency <= 0 {
-		cfg.ConnectConcurrency = 64
+		cfg.ConnectConcurrency = 256
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 512
