@@ -70,6 +70,7 @@ func (o *owner) startRun(spec ingest.Camera, drv ingest.Driver) *run {
 		OnStatus:       func(c status.Code, err error) { o.setCode(c, err); ru.pipe.sourceDown(c, err) },
 		OnPanic:        func(any) { o.panicked() },
 		OnAttempt:      o.attempt,
+		OnProbe:        o.probed,
 		Limiter:        r.limiter,
 		Handshakes:     r.handshakes,
 		BackoffMin:     r.cfg.BackoffMin,
