@@ -210,6 +210,7 @@ func (s *Supervisor) Run(ctx context.Context) {
 			}
 			continue
 		}
+		first := s.Status() != status.Offline
 		s.setStatus(status.Offline, err)
 		fast := now.Before(fastUntil)
 		if fast {
@@ -218,7 +219,13 @@ func (s *Supervisor) Run(ctx context.Context) {
 			wait = backoff + time.Duration(rand.Int64N(int64(backoff)/2+1))
 			backoff = min(backoff*2, s.cfg.BackoffMax)
 		}
-		s.cfg.Log.Info("camera disconnected, retrying", zap.Error(err), zap.Duration("retry_in", wait))
+		// One line at info per outage; its retries (one a second at
+		// first, for every camera that is down) at debug.
+		logf := s.cfg.Log.Debug
+		if first {
+			logf = s.cfg.Log.Info
+		}
+		logf("camera disconnected, retrying", zap.Error(err), zap.Duration("retry_in", wait))
 		if s.cfg.OnRetry != nil {
 			s.cfg.OnRetry(wait)
 		}
