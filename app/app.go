@@ -66,6 +66,11 @@ type Mode struct {
 	// with the time from its end in the spool to the object stored.
 	OnSegmentStored func(seg segmenter.Segment, latency time.Duration)
 
+	// RequireSecret refuses to start without security.secret instead of
+	// generating one under data_dir: a node of a cluster must share the
+	// cluster's secret, never make its own.
+	RequireSecret bool
+
 	// DecoderCommand starts a decoder process: the vigia binary and
 	// `decode` (decodeproc.Subcommand). Thumbnails, snapshots, motion
 	// detection and export thumbnails decode in such processes; without
@@ -133,7 +138,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	if cfg.NodeID == "" {
 		cfg.NodeID, _ = os.Hostname()
 	}
-	if a.secret, a.keys, err = loadKeys(cfg.Security, cfg.DataDir); err != nil {
+	if a.secret, a.keys, err = loadKeys(cfg.Security, cfg.DataDir, !mode.RequireSecret); err != nil {
 		return a, err
 	}
 	if err = a.listen(); err != nil {
@@ -144,9 +149,12 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	}
 	if a.bus, err = bus.Open(ctx, bus.Options{
 		URL: cfg.NATS.URL, Token: cfg.NATS.Token, Listen: cfg.NATS.Listen,
-		StoreDir: cfg.NATS.StoreDir, Name: "vigia-" + cfg.NodeID,
+		StoreDir: cfg.NATS.StoreDir, Name: "vigia-" + cfg.NodeID, Replicas: cfg.NATS.Replicas,
 	}, log.With(zap.String("component", "bus"))); err != nil {
 		return a, fmt.Errorf("nats: %w", err)
+	}
+	if err = checkClusterSecret(ctx, a.bus, cfg.NodeID, a.secret, []byte(cfg.Security.PreviousSecret)); err != nil {
+		return a, err
 	}
 	a.outbox = bus.NewOutbox(a.bus, 0, log.With(zap.String("component", "outbox")))
 	a.startCatalogue()
@@ -287,6 +295,8 @@ func (a *App) startRecorder() error {
 		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),
+
+		ConnectConcurrency: cfg.Ingest.ConnectConcurrency,
 	})
 	a.startCompleteness()
 	return a.spool.Start()

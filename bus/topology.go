@@ -2,10 +2,12 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 )
 
 // Topology limits.
@@ -36,6 +38,7 @@ func kvConfigs(replicas int) []jetstream.KeyValueConfig {
 		{Bucket: BucketAssign, Description: "camera to node leases", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
 		{Bucket: BucketExports, Description: "export job state by job id", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
 		{Bucket: BucketLeases, Description: "cluster singleton leases by name", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
+		{Bucket: BucketCluster, Description: "facts every node must agree on (the secret's fingerprint)", History: 1, Storage: jetstream.FileStorage, Replicas: replicas},
 		{Bucket: BucketSegmentEnds, Description: "end of each stopped camera's last segment", History: 1, TTL: SegmentEndsTTL, Storage: jetstream.FileStorage, Replicas: replicas},
 	}
 }
@@ -87,13 +90,22 @@ func streamConfigs(replicas int) []jetstream.StreamConfig {
 
 // EnsureTopology creates or updates the key-value buckets and streams of
 // docs/nats.md and opens the buckets for KV. It is idempotent and succeeds
-// against a server that already has them.
+// against a server that already has them. Each is made with Options.Replicas
+// copies, but never fewer than it already has: a node configured with fewer
+// replicas than the cluster (an old config, an operator's R3 made by hand)
+// leaves them as they are, and a node configured with more raises them
+// (logged).
 func (b *Bus) EnsureTopology(ctx context.Context) error {
 	if err := b.usable(); err != nil {
 		return fmt.Errorf("%w: %w", ErrTopology, err)
 	}
 	kvs := make(map[string]jetstream.KeyValue)
 	for _, cfg := range kvConfigs(b.opts.Replicas) {
+		r, err := b.replicasFor(ctx, "bucket", cfg.Bucket, kvStreamPrefix+cfg.Bucket, cfg.Replicas)
+		if err != nil {
+			return fmt.Errorf("%w: bucket %s: %w", ErrTopology, cfg.Bucket, err)
+		}
+		cfg.Replicas = r
 		kv, err := b.js.CreateOrUpdateKeyValue(ctx, cfg)
 		if err != nil {
 			return fmt.Errorf("%w: bucket %s: %w", ErrTopology, cfg.Bucket, err)
@@ -101,6 +113,11 @@ func (b *Bus) EnsureTopology(ctx context.Context) error {
 		kvs[cfg.Bucket] = kv
 	}
 	for _, cfg := range streamConfigs(b.opts.Replicas) {
+		r, err := b.replicasFor(ctx, "stream", cfg.Name, cfg.Name, cfg.Replicas)
+		if err != nil {
+			return fmt.Errorf("%w: stream %s: %w", ErrTopology, cfg.Name, err)
+		}
+		cfg.Replicas = r
 		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("%w: stream %s: %w", ErrTopology, cfg.Name, err)
 		}
@@ -109,4 +126,32 @@ func (b *Bus) EnsureTopology(ctx context.Context) error {
 	b.kvs = kvs
 	b.mu.Unlock()
 	return nil
+}
+
+// kvStreamPrefix starts the name of the stream behind a key-value bucket.
+const kvStreamPrefix = "KV_"
+
+// replicasFor returns the replicas to give the stream named stream (a
+// bucket's or a stream's, called name in logs): want, or what it has when
+// that is more. A stream that does not exist yet gets want; one whose
+// information cannot be read is an error, never a reason to lower it.
+func (b *Bus) replicasFor(ctx context.Context, kind, name, stream string, want int) (int, error) {
+	info, err := b.js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return want, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read replicas: %w", err)
+	}
+	have := info.CachedInfo().Config.Replicas
+	switch {
+	case have > want:
+		b.log.Info("keeping the replicas of an existing "+kind+": nats.replicas is lower and replicas are never lowered",
+			zap.String(kind, name), zap.Int("replicas", have), zap.Int("nats_replicas", want))
+		return have, nil
+	case have < want:
+		b.log.Info("raising the replicas of an existing "+kind,
+			zap.String(kind, name), zap.Int("from", have), zap.Int("to", want))
+	}
+	return want, nil
 }

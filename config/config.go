@@ -75,6 +75,7 @@ type NATSConfig struct {
 	Token    string `yaml:"token" secret:"true" doc:"NATS authentication token (client token, or the token the embedded server requires)."`
 	Listen   string `yaml:"listen" default:"127.0.0.1:4222" doc:"Client address of the embedded server; port 0 picks a free port."`
 	StoreDir string `yaml:"store_dir" doc:"JetStream directory of the embedded server. Defaults to {data_dir}/nats."`
+	Replicas int    `yaml:"replicas" default:"1" doc:"Copies of every stream and bucket, 1 to 5 (3 on a three-server cluster); 1 with the embedded server. Raised on existing streams and buckets at start, never lowered (docs/nats.md)."`
 }
 
 // RecordingConfig is the recording section.
@@ -94,9 +95,10 @@ type RecordingConfig struct {
 // IngestConfig is the ingest section.
 type IngestConfig struct {
 	ReadTimeout          Duration `yaml:"read_timeout" default:"10s" doc:"A camera that sends nothing for this long is disconnected and retried."`
-	ConnectRate          float64  `yaml:"connect_rate" default:"20" doc:"Connection attempts per second, all cameras together."`
+	ConnectRate          float64  `yaml:"connect_rate" default:"200" doc:"Connection attempts per second, all cameras together (a node starting 300 cameras issues them in 1.5 s)."`
+	ConnectConcurrency   int      `yaml:"connect_concurrency" default:"256" doc:"Connection attempts in progress at once, all cameras together: an attempt holds its place until the camera's first media, its failure or 3 s, so start-up goes as fast as the cameras and the node answer."`
 	AllowPrivateNetworks bool     `yaml:"allow_private_networks" default:"false" doc:"Allow camera URLs that resolve to loopback, private or link-local addresses."`
-	BackoffMax           Duration `yaml:"backoff_max" default:"60s" doc:"Longest wait between reconnection attempts of a camera; the wait starts at 1 s and doubles with each attempt that brings no media, with jitter, and starts again at 1 s after a connection that brought media or lasted 60 s."`
+	BackoffMax           Duration `yaml:"backoff_max" default:"60s" doc:"Longest wait between reconnection attempts of a camera once its fast retries (every 1 s for the first 2 minutes of an outage) are over; the wait starts at 1 s and doubles with each attempt that brings no media, with jitter. Meanwhile an RTSP or RTMP camera is probed every second (a TCP connection): no attempt while its port does not answer, one as soon as it answers (docs/recording.md, Reconnection)."`
 	PermanentRetry       Duration `yaml:"permanent_retry" default:"5m" doc:"Wait before retrying a camera that failed permanently (bad credentials, unknown stream, unsupported codec)."`
 	DefaultTransport     string   `yaml:"default_transport" default:"tcp" doc:"RTSP transport for cameras that do not set one: tcp, udp or auto."`
 }

@@ -38,7 +38,7 @@ func TestDefault(t *testing.T) {
 		{"recording.max_cameras", c.Recording.MaxCameras, 0},
 		{"recording.upload_concurrency", c.Recording.UploadConcurrency, 4},
 		{"ingest.read_timeout", c.Ingest.ReadTimeout.Duration(), 10 * time.Second},
-		{"ingest.connect_rate", c.Ingest.ConnectRate, 20.0},
+		{"ingest.connect_rate", c.Ingest.ConnectRate, 200.0},
 		{"ingest.allow_private_networks", c.Ingest.AllowPrivateNetworks, false},
 		{"ingest.default_transport", c.Ingest.DefaultTransport, "tcp"},
 		{"synth.cameras", c.Synth.Cameras, 0},
@@ -138,7 +138,7 @@ ingest: {allow_private_networks: true, connect_rate: 5}
 		env  []string
 		want result
 	}{
-		{"defaults", nil, nil, result{"127.0.0.1:8080", 0, time.Minute, false, 20}},
+		{"defaults", nil, nil, result{"127.0.0.1:8080", 0, time.Minute, false, 200}},
 		{"file overrides defaults", []string{"--config", file}, nil,
 			result{"127.0.0.1:1001", 1 << 30, 30 * time.Second, true, 5}},
 		{"config file from env", nil, []string{"VIGIA_CONFIG=" + file},
@@ -151,7 +151,7 @@ ingest: {allow_private_networks: true, connect_rate: 5}
 		{"empty env is unset", []string{"--config", file}, []string{"VIGIA_HTTP_ADDR="},
 			result{"127.0.0.1:1001", 1 << 30, 30 * time.Second, true, 5}},
 		{"later env entry wins", nil, []string{"VIGIA_HTTP_ADDR=127.0.0.1:1", "VIGIA_HTTP_ADDR=127.0.0.1:2"},
-			result{"127.0.0.1:2", 0, time.Minute, false, 20}},
+			result{"127.0.0.1:2", 0, time.Minute, false, 200}},
 		{"flag overrides env", []string{
 			"--config", file, "--http.addr", "127.0.0.1:1003", "--recording.spool_max_bytes=10MB",
 			"--recording.segment_duration", "2m", "--ingest.allow_private_networks", "--ingest.connect_rate=7",
@@ -161,7 +161,7 @@ ingest: {allow_private_networks: true, connect_rate: 5}
 			"VIGIA_INGEST_CONNECT_RATE=0.5",
 		}, result{"127.0.0.1:1003", 10_000_000, 2 * time.Minute, true, 7}},
 		{"unrelated VIGIA variables ignored", nil, []string{"VIGIA_TOOLS=/opt/tools", "VIGIA_HTTP=x", "HTTP_ADDR=x"},
-			result{"127.0.0.1:8080", 0, time.Minute, false, 20}},
+			result{"127.0.0.1:8080", 0, time.Minute, false, 200}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

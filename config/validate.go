@@ -37,6 +37,9 @@ func (c *Config) Validate() error {
 	if !(c.Ingest.ConnectRate > 0) {
 		v.add("ingest.connect_rate", fmt.Errorf("%w %v (want more than 0)", ErrInvalidValue, c.Ingest.ConnectRate))
 	}
+	if c.Ingest.ConnectConcurrency < 1 {
+		v.add("ingest.connect_concurrency", fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, c.Ingest.ConnectConcurrency))
+	}
 	v.oneOf("ingest.default_transport", c.Ingest.DefaultTransport, "tcp", "udp", "auto")
 	v.oneOf("recording.spool_sync", c.Recording.SpoolSync, "group", "file")
 	v.oneOf("storage.checksum", c.Storage.Checksum, "crc32c", "sha256")
@@ -83,6 +86,11 @@ func (c *Config) validateStorage(v *validator) {
 }
 
 func (c *Config) validateNATS(v *validator) {
+	if r := c.NATS.Replicas; r < 1 || r > 5 {
+		v.add("nats.replicas", fmt.Errorf("%w %d (want 1 to 5)", ErrInvalidValue, r))
+	} else if r != 1 && c.NATS.URL == "" {
+		v.add("nats.replicas", fmt.Errorf("%w %d (want 1 with the embedded server; set nats.url to a cluster for more)", ErrInvalidValue, r))
+	}
 	if c.NATS.URL != "" {
 		for _, u := range strings.Split(c.NATS.URL, ",") {
 			v.url("nats.url", strings.TrimSpace(u), "nats", "tls", "ws", "wss")

@@ -45,6 +45,7 @@ const handoverBound = 15 * time.Second
 // API shows all 20 ONLINE again; Ctrl-C (SIGINT) stops everything.
 func TestMakeCluster(t *testing.T) {
 	c := startCluster(t)
+	c.wantReplicas(t, 3)
 
 	start := time.Now()
 	testenv.WaitFor(t, 120*time.Second, "20 cameras ONLINE through the API", func() bool {
@@ -236,7 +237,7 @@ func startCluster(t *testing.T) *runningCluster {
 	t.Helper()
 	bin := buildVigia(t)
 	dir := t.TempDir()
-	ports := make([]int, 8)
+	ports := make([]int, 13)
 	for i := range ports {
 		ports[i] = testenv.FreePort(t)
 	}
@@ -248,7 +249,8 @@ func startCluster(t *testing.T) *runningCluster {
 		"CLUSTER_SEGMENT=2s",
 		fmt.Sprintf("MINIO_PORT=%d", ports[0]),
 		fmt.Sprintf("MINIO_CONSOLE_PORT=%d", ports[1]),
-		fmt.Sprintf("NATS_PORT=%d", ports[2]),
+		fmt.Sprintf("NATS_PORTS=%d %d %d", ports[2], ports[8], ports[9]),
+		fmt.Sprintf("NATS_CLUSTER_PORTS=%d %d %d", ports[10], ports[11], ports[12]),
 		fmt.Sprintf("SYNTH_PORT=%d", ports[3]),
 		fmt.Sprintf("API_PORT=%d", ports[4]),
 		fmt.Sprintf("RECORDER_PORTS=%d %d %d", ports[5], ports[6], ports[7]),
@@ -269,7 +271,7 @@ func startCluster(t *testing.T) *runningCluster {
 		}
 		if t.Failed() {
 			t.Logf("make cluster output:\n%s", c.out.String())
-			for _, name := range []string{"api", "recorder-1", "recorder-2", "recorder-3", "nats", "synthcam"} {
+			for _, name := range []string{"api", "recorder-1", "recorder-2", "recorder-3", "nats-1", "nats-2", "nats-3", "synthcam"} {
 				b, _ := os.ReadFile(filepath.Join(dir, "logs", name+".log"))
 				s := string(b)
 				if len(s) > 3000 {
@@ -534,4 +536,22 @@ func readEnv(t *testing.T, path string) map[string]string {
 		}
 	}
 	return out
+}
+
+// wantReplicas checks that every stream of the cluster's NATS (the
+// buckets' included) has n replicas.
+func (c *runningCluster) wantReplicas(t *testing.T, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	streams := 0
+	for info := range c.bus.JetStream().ListStreams(ctx).Info() {
+		streams++
+		if info.Config.Replicas != n {
+			t.Errorf("stream %s: %d replicas, want %d", info.Config.Name, info.Config.Replicas, n)
+		}
+	}
+	if streams == 0 {
+		t.Errorf("no stream in the cluster's NATS")
+	}
 }

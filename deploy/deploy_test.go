@@ -62,7 +62,7 @@ func TestCompose(t *testing.T) {
 	}
 	services := m(t, doc["services"], "services")
 	volumes := m(t, doc["volumes"], "volumes")
-	for _, name := range []string{"minio", "nats", "api", "recorder-1", "recorder-2", "recorder-3", "synthcam", "register"} {
+	for _, name := range []string{"minio", "nats-1", "nats-2", "nats-3", "api", "recorder-1", "recorder-2", "recorder-3", "synthcam", "register"} {
 		if _, ok := services[name]; !ok {
 			t.Errorf("compose: service %s missing", name)
 		}
@@ -117,6 +117,9 @@ func TestCompose(t *testing.T) {
 		if role != "recorder" && role != "api" {
 			continue
 		}
+		if r := str(vars["VIGIA_NATS_REPLICAS"]); r != "3" {
+			t.Errorf("%s: VIGIA_NATS_REPLICAS %q, want 3 on the three NATS servers", name, r)
+		}
 		for _, k := range []string{"VIGIA_NATS_URL", "VIGIA_STORAGE_BACKEND", "VIGIA_STORAGE_ENDPOINT", "VIGIA_STORAGE_SECRET_KEY", "VIGIA_SECURITY_SECRET", "VIGIA_NODE_ID"} {
 			if str(vars[k]) == "" {
 				t.Errorf("%s: %s not set", name, k)
@@ -140,9 +143,13 @@ func TestCompose(t *testing.T) {
 			}
 		}
 	}
-	nats := m(t, services["nats"], "nats")
-	if !strings.Contains(strings.Join(toStrings(asList(nats["command"])), " "), "--jetstream") {
-		t.Errorf("nats: JetStream not enabled: %v", nats["command"])
+	for _, name := range []string{"nats-1", "nats-2", "nats-3"} {
+		cmd := strings.Join(toStrings(asList(m(t, services[name], name)["command"])), " ")
+		for _, want := range []string{"--jetstream", "--cluster_name vigia", "--routes"} {
+			if !strings.Contains(cmd, want) {
+				t.Errorf("%s: %q not in its command %q", name, want, cmd)
+			}
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ var recorderMetrics = map[string]string{
 	"vigia_node_capacity_cameras":            "gauge",
 	"vigia_camera_reconnects_total":          "counter",
 	"vigia_camera_connect_attempts_total":    "counter",
+	"vigia_camera_probes_total":              "counter",
 	"vigia_thumbnail_images_total":           "counter",
 	"vigia_thumbnail_cpu_seconds_total":      "counter",
 	"vigia_thumbnail_dropped_total":          "counter",

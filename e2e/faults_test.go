@@ -101,11 +101,12 @@ func TestRecorderKilled(t *testing.T) {
 http: {addr: "127.0.0.1:0"}
 nats: {listen: "127.0.0.1:0"}
 rtmp: {addr: "127.0.0.1:0"}
+security: {secret: %q}
 storage: {backend: s3, endpoint: %q, bucket: %q, access_key: %q, secret_key: %q}
 recording: {segment_duration: 6s, fragment_duration: 1s}
 cameras:
   - {id: "cam-7", url: %q, history_days: 7}
-`, c.DataDir, c.Storage.Endpoint, c.Storage.Bucket, c.Storage.AccessKey, c.Storage.SecretKey, cam.URL("cam"))
+`, c.DataDir, clusterSecret, c.Storage.Endpoint, c.Storage.Bucket, c.Storage.AccessKey, c.Storage.SecretKey, cam.URL("cam"))
 	if err := os.WriteFile(cfgFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,8 @@ func TestBadConfigExits(t *testing.T) {
 	}{
 		{"unknown key", "storage: {bucketz: x}\n", `unknown key "storage.bucketz"`},
 		{"bad duration", "recording: {segment_duration: 6x}\n", "recording.segment_duration"},
-		{"unreachable s3", fmt.Sprintf("data_dir: %s\nhttp: {addr: \"127.0.0.1:0\"}\nnats: {listen: \"127.0.0.1:0\"}\nstorage: {backend: s3, endpoint: \"127.0.0.1:%d\", bucket: b, access_key: k, secret_key: s}\n", filepath.Join(dir, "d"), closed), "storage"},
+		{"no secret", fmt.Sprintf("data_dir: %s\nhttp: {addr: \"127.0.0.1:0\"}\nnats: {listen: \"127.0.0.1:0\"}\n", filepath.Join(dir, "n")), "security.secret is required"},
+		{"unreachable s3", fmt.Sprintf("data_dir: %s\nhttp: {addr: \"127.0.0.1:0\"}\nnats: {listen: \"127.0.0.1:0\"}\nsecurity: {secret: %q}\nstorage: {backend: s3, endpoint: \"127.0.0.1:%d\", bucket: b, access_key: k, secret_key: s}\n", filepath.Join(dir, "d"), clusterSecret, closed), "storage"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

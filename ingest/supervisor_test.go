@@ -102,6 +102,7 @@ func runSupervisor(t *testing.T, want int, sources ...Source) ([]status.Code, []
 		NewSource:  sequence(sources...),
 		Sink:       nopSink{},
 		OnStatus:   log.add,
+		FastRetry:  10 * time.Millisecond,
 		BackoffMin: 10 * time.Millisecond,
 		BackoffMax: 20 * time.Millisecond,
 	})
@@ -141,10 +142,11 @@ func TestSupervisorPassiveSourceWaitsOffline(t *testing.T) {
 	}
 }
 
-// The wait before a retry doubles with each attempt that brings nothing
-// and starts again from BackoffMin after one that delivered media, however
-// short: a camera that drops every few seconds is not left waiting for
-// BackoffMax while it is up.
+// Past the fast retries (turned off here), the wait before a retry
+// doubles with each attempt that brings nothing and starts again from
+// BackoffMin after one that delivered media, however short: a camera that
+// drops every few seconds is not left waiting for BackoffMax while it is
+// up.
 func TestSupervisorBackoffResetsAfterMedia(t *testing.T) {
 	const base0 = 10 * time.Millisecond
 	fail := errors.New("connection refused")
@@ -165,6 +167,7 @@ func TestSupervisorBackoffResetsAfterMedia(t *testing.T) {
 		NewSource:  sequence(sources...),
 		Sink:       nopSink{},
 		OnRetry:    func(w time.Duration) { mu.Lock(); waits = append(waits, w); mu.Unlock() },
+		FastFor:    -1,
 		BackoffMin: base0,
 		BackoffMax: time.Second,
 	})

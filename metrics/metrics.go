@@ -22,6 +22,7 @@ type Recorder struct {
 	SpoolOldest       prometheus.GaugeFunc
 	Reconnects        prometheus.Counter
 	ConnectAttempts   prometheus.Counter
+	CameraProbes      *prometheus.CounterVec
 	Panics            prometheus.Counter
 	StatusPublishFail prometheus.Counter
 	RecordedRatio     *prometheus.GaugeVec
@@ -66,6 +67,8 @@ func NewRecorder(reg prometheus.Registerer, spoolBytes, spoolOldestSeconds func(
 			Name: "vigia_camera_reconnects_total", Help: "Camera connections lost and retried."}),
 		ConnectAttempts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_camera_connect_attempts_total", Help: "Camera connection attempts."}),
+		CameraProbes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigia_camera_probes_total", Help: "Liveness probes (TCP connections) of cameras that are down, by result (ok, failed)."}, []string{"result"}),
 		Panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_camera_panics_total", Help: "Panics recovered in camera goroutines."}),
 		StatusPublishFail: prometheus.NewCounter(prometheus.CounterOpts{
@@ -79,6 +82,9 @@ func NewRecorder(reg prometheus.Registerer, spoolBytes, spoolOldestSeconds func(
 	reg.MustRegister(m.CamerasByStatus, m.BytesReceived, m.FramesReceived, m.FramesDropped, m.DecodeErrors,
 		m.SegmentsWritten, m.SegmentsFailed, m.SegmentsDropped, m.UploadLatency, m.SpoolBytes, m.SpoolOldest,
 		m.Reconnects, m.ConnectAttempts, m.Panics, m.StatusPublishFail, m.RecordedRatio, m.GapRecords)
+	reg.MustRegister(m.CameraProbes)
+	m.CameraProbes.WithLabelValues("ok")
+	m.CameraProbes.WithLabelValues("failed")
 	// Known reasons are exported at 0 from the start, so a rate or an alert
 	// on them has a series before the first drop.
 	for _, r := range []string{"queue_full", "no_keyframe", "no_params", "spool_write"} {

@@ -224,6 +224,17 @@ func (o *owner) attempt() {
 	}
 }
 
+// probed counts a liveness probe of the camera.
+func (o *owner) probed(ok bool) {
+	if m := o.r.cfg.Metrics; m != nil {
+		result := "failed"
+		if ok {
+			result = "ok"
+		}
+		m.CameraProbes.WithLabelValues(result).Inc()
+	}
+}
+
 // driver returns the source driver of spec's URL scheme.
 func (r *Recorder) driver(spec ingest.Camera) (ingest.Driver, error) {
 	scheme, err := parseScheme(spec.URL)

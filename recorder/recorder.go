@@ -48,8 +48,12 @@ type Config struct {
 	Source ingest.SourceConfig
 
 	// ConnectRate caps connection attempts per second across all cameras.
-	// It defaults to 20.
+	// It defaults to 200.
 	ConnectRate float64
+
+	// ConnectConcurrency caps the connection attempts in progress across
+	// all cameras (ingest.SupervisorConfig.Handshakes). It defaults to 256.
+	ConnectConcurrency int
 
 	// SegmentDuration and FragmentDuration are passed to the segmenter.
 	SegmentDuration, FragmentDuration time.Duration
@@ -107,8 +111,9 @@ type Config struct {
 
 // Recorder runs cameras.
 type Recorder struct {
-	cfg     Config
-	limiter *rate.Limiter
+	cfg        Config
+	limiter    *rate.Limiter
+	handshakes chan struct{} // connection attempts in progress
 
 	queued atomic.Int64 // media bytes in the cameras' queues (QueueBytes)
 
@@ -124,7 +129,10 @@ type Recorder struct {
 // New returns a Recorder.
 func New(cfg Config) *Recorder {
 	if cfg.ConnectRate <= 0 {
-		cfg.ConnectRate = 20
+		cfg.ConnectRate = 200
+	}
+	if cfg.ConnectConcurrency <= 0 {
+		cfg.ConnectConcurrency = 256
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 512
@@ -140,10 +148,11 @@ func New(cfg Config) *Recorder {
 		burst = 1
 	}
 	return &Recorder{
-		cfg:     cfg,
-		limiter: rate.NewLimiter(rate.Limit(cfg.ConnectRate), burst),
-		owners:  map[string]*owner{},
-		ends:    map[string]time.Time{},
+		cfg:        cfg,
+		limiter:    rate.NewLimiter(rate.Limit(cfg.ConnectRate), burst),
+		handshakes: make(chan struct{}, cfg.ConnectConcurrency),
+		owners:     map[string]*owner{},
+		ends:       map[string]time.Time{},
 	}
 }
 

@@ -63,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		err = runNode(args[1:], app.Mode{Name: "serve", Recorder: true, Synth: true, Cluster: true, API: true}, stdout)
 	case "recorder":
-		err = runNode(args[1:], app.Mode{Name: "recorder", Recorder: true, Cluster: true}, stdout)
+		err = runNode(args[1:], app.Mode{Name: "recorder", Recorder: true, Cluster: true, RequireSecret: true}, stdout)
 	case "api":
 		err = runNode(args[1:], app.Mode{Name: "api", API: true}, stdout)
 	case "synthcam":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts the topology of deploy/compose.yaml as plain processes on this
-# machine (make cluster): MinIO, NATS with JetStream (vigia nats), the API
-# node, three recorder nodes and a fleet of synthetic cameras registered
+# machine (make cluster): MinIO, a JetStream cluster of three nats-servers
+# (every stream and bucket with 3 replicas: nats.replicas), the API node,
+# three recorder nodes and a fleet of synthetic cameras registered
 # through the API. Prints where to look, then runs until Ctrl-C (SIGINT) or
 # SIGTERM, when it stops the recorders first (they drain: finish and upload
 # their segments, release their cameras), then the rest.
@@ -9,12 +10,15 @@
 # Environment (defaults in brackets):
 #   VIGIA_BIN          vigia binary                      [./bin/vigia]
 #   VIGIA_TOOLS        folder holding the minio binary   [~/.cache/vigia/tools]
+#   NATS_SERVER        nats-server binary   [built from the module cache with go]
 #   CLUSTER_DIR        state and logs, emptied at start  [./data/cluster]
 #   CLUSTER_CAMERAS    synthetic cameras                 [20]
 #   CLUSTER_RECORDERS  recorder nodes                    [3]
 #   CLUSTER_SEGMENT    recording.segment_duration        [10s]
 #   CLUSTER_FLAGS      extra flags for every recorder    []
-#   MINIO_PORT [9000] MINIO_CONSOLE_PORT [9001] NATS_PORT [4222]
+#   MINIO_PORT [9000] MINIO_CONSOLE_PORT [9001]
+#   NATS_PORTS ["4222 4223 4224"] (or NATS_PORT [4222] and the next two)
+#   NATS_CLUSTER_PORTS ["6222 6223 6224"] the servers' routes
 #   SYNTH_PORT [8554] API_PORT [8080] RECORDER_PORTS ["8081 8082 8083"]
 set -euo pipefail
 
@@ -28,6 +32,14 @@ CLUSTER_FLAGS=${CLUSTER_FLAGS:-}
 MINIO_PORT=${MINIO_PORT:-9000}
 MINIO_CONSOLE_PORT=${MINIO_CONSOLE_PORT:-9001}
 NATS_PORT=${NATS_PORT:-4222}
+NATS_PORTS=${NATS_PORTS:-"$NATS_PORT $((NATS_PORT + 1)) $((NATS_PORT + 2))"}
+NATS_CLUSTER_PORTS=${NATS_CLUSTER_PORTS:-"6222 6223 6224"}
+read -r -a N_PORTS <<<"$NATS_PORTS"
+read -r -a N_ROUTES <<<"$NATS_CLUSTER_PORTS"
+if [ "${#N_PORTS[@]}" -ne 3 ] || [ "${#N_ROUTES[@]}" -ne 3 ]; then
+	echo "cluster: NATS_PORTS and NATS_CLUSTER_PORTS each name 3 ports" >&2
+	exit 2
+fi
 SYNTH_PORT=${SYNTH_PORT:-8554}
 API_PORT=${API_PORT:-8080}
 RECORDER_PORTS=${RECORDER_PORTS:-}
@@ -53,7 +65,7 @@ done
 
 VIGIA_BIN=$(cd "$(dirname "$VIGIA_BIN")" && pwd)/$(basename "$VIGIA_BIN")
 rm -rf "$CLUSTER_DIR"
-mkdir -p "$CLUSTER_DIR"/{logs,pids,minio,nats}
+mkdir -p "$CLUSTER_DIR"/{logs,pids,minio,nats-1,nats-2,nats-3}
 CLUSTER_DIR=$(cd "$CLUSTER_DIR" && pwd)
 LOGS=$CLUSTER_DIR/logs
 PIDS=$CLUSTER_DIR/pids
@@ -63,7 +75,16 @@ SECRET=$(secret)
 OPERATOR_TOKEN=vgo_$(secret)
 MINIO_USER=vigia
 MINIO_PASSWORD=$(secret)
-NATS_URL=nats://127.0.0.1:$NATS_PORT
+NATS_URL=nats://127.0.0.1:${N_PORTS[0]},nats://127.0.0.1:${N_PORTS[1]},nats://127.0.0.1:${N_PORTS[2]}
+ROUTES=nats://127.0.0.1:${N_ROUTES[0]},nats://127.0.0.1:${N_ROUTES[1]},nats://127.0.0.1:${N_ROUTES[2]}
+NATS_SERVER=${NATS_SERVER:-}
+if [ -z "$NATS_SERVER" ]; then
+	# nats-server is a dependency of Vigia: its binary builds from the
+	# module cache.
+	command -v go >/dev/null || { echo "cluster: set NATS_SERVER to a nats-server binary, or install go to build one" >&2; exit 2; }
+	NATS_SERVER=$CLUSTER_DIR/nats-server
+	(cd "$(dirname "$0")/../.." && go build -o "$NATS_SERVER" github.com/nats-io/nats-server/v2)
+fi
 API_URL=http://127.0.0.1:$API_PORT
 
 # start NAME CMD...: runs CMD in the background in its own session (so a
@@ -102,7 +123,9 @@ stop_all() {
 	for ((r = 1; r <= CLUSTER_RECORDERS; r++)); do stop_proc "recorder-$r"; done
 	stop_proc api
 	stop_proc synthcam
-	stop_proc nats
+	stop_proc nats-1
+	stop_proc nats-2
+	stop_proc nats-3
 	stop_proc minio
 	echo "cluster: stopped; state and logs kept in $CLUSTER_DIR"
 }
@@ -149,7 +172,7 @@ data_dir: $CLUSTER_DIR/$1
 log: {level: info, format: json}
 http: {addr: "127.0.0.1:$2"}
 rtmp: {addr: "127.0.0.1:0"}
-nats: {url: "$NATS_URL"}
+nats: {url: "$NATS_URL", replicas: 3}
 storage:
   backend: s3
   endpoint: "127.0.0.1:$MINIO_PORT"
@@ -170,8 +193,14 @@ MINIO_ROOT_USER=$MINIO_USER MINIO_ROOT_PASSWORD=$MINIO_PASSWORD MINIO_BROWSER=of
 	--console-address "127.0.0.1:$MINIO_CONSOLE_PORT" "$CLUSTER_DIR/minio"
 wait_http "http://127.0.0.1:$MINIO_PORT/minio/health/live" minio
 
-start nats "$VIGIA_BIN" nats --nats.listen "127.0.0.1:$NATS_PORT" --nats.store_dir "$CLUSTER_DIR/nats"
-wait_log nats "vigia nats running"
+for n in 1 2 3; do
+	start "nats-$n" "$NATS_SERVER" --name "nats-$n" --addr 127.0.0.1 --port "${N_PORTS[$((n - 1))]}" \
+		--jetstream --store_dir "$CLUSTER_DIR/nats-$n" \
+		--cluster_name vigia --cluster "nats://127.0.0.1:${N_ROUTES[$((n - 1))]}" --routes "$ROUTES"
+done
+for n in 1 2 3; do wait_log "nats-$n" "Server is ready"; done
+# The streams and buckets can be made once the servers elected a leader.
+wait_log nats-1 "JetStream cluster new metadata leader"
 
 start synthcam "$VIGIA_BIN" synthcam --addr "127.0.0.1:$SYNTH_PORT" --cameras "$CLUSTER_CAMERAS"
 wait_log synthcam "rtsp://"
@@ -207,7 +236,7 @@ EOF
 
 cat <<EOF
 
-cluster running: MinIO, NATS, API, $CLUSTER_RECORDERS recorders, $CLUSTER_CAMERAS synthetic cameras
+cluster running: MinIO, NATS (3 servers, replicas 3), API, $CLUSTER_RECORDERS recorders, $CLUSTER_CAMERAS synthetic cameras
   API           $API_URL  (user api_token: $API_TOKEN)
                 curl '$API_URL/api/v4/cameras?token=$API_TOKEN' | jq '.'
   cameras       $VIGIA_BIN cameras --nats.url $NATS_URL

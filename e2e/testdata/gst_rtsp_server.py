@@ -19,6 +19,9 @@ Each client gets its own pipeline. An appsrc feeds it the clip's access
 units (or ADTS frames) in a loop, timestamped by count, so timestamps go on
 across the loop without a jump; the pipeline plays them in real time.
 
+The port is GST_RTSP_PORT from the environment when set (a server started
+again on the port of one that was killed), otherwise one the system picks.
+
 Once listening, the server prints "port N" on a line of its own to standard
 output, then serves until it is killed or its standard input is closed.
 
@@ -26,6 +29,7 @@ Needs the Debian packages python3-gi gir1.2-gst-rtsp-server-1.0
 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad.
 """
 
+import os
 import re
 import sys
 
@@ -128,7 +132,7 @@ def main():
 
     server = GstRtspServer.RTSPServer()
     server.set_address("127.0.0.1")
-    server.set_service("0")
+    server.set_service(os.environ.get("GST_RTSP_PORT", "0"))
     points = server.get_mount_points()
     for path, (launch, units, sound) in mounts.items():
         factory = GstRtspServer.RTSPMediaFactory()
