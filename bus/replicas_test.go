@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/vigia/vigia/testenv"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -60,7 +62,7 @@ func startJetStreamCluster(t *testing.T, n int) string {
 		srvs = append(srvs, srv)
 		urls = append(urls, srv.ClientURL())
 	}
-	waitFor(t, "jetstream meta leader", func() error {
+	testenv.WaitForNil(t, testWait, "jetstream meta leader", func() error {
 		for _, s := range srvs {
 			if s.JetStreamIsLeader() {
 				return nil
@@ -113,7 +115,7 @@ func TestReplicasOnCluster(t *testing.T) {
 		var err error
 		// A fresh cluster may refuse the first streams while its servers
 		// are still electing; Open is retried as a node's start would be.
-		waitFor(t, "open", func() error {
+		testenv.WaitForNil(t, testWait, "open", func() error {
 			b, err = Open(ctx, Options{URL: urls, Replicas: replicas, ReconnectWait: 50 * time.Millisecond}, zaptest.NewLogger(t))
 			return err
 		})
