@@ -23,7 +23,9 @@ func TestLateLeaseChangesDoNotStopAHeldCamera(t *testing.T) {
 		{"our own later write, answer lost", Entry{Key: "c1", Value: lease("b", "me"), Rev: 12}, true},
 		{"newer take by another node", Entry{Key: "c1", Value: lease("a", "x"), Rev: 11}, false},
 		{"newer take by another process with our id", Entry{Key: "c1", Value: lease("b", "twin"), Rev: 11}, false},
-		{"newer delete", Entry{Key: "c1", Rev: 11, Deleted: true}, false},
+		// Deleted by someone else: the camera records on and the lease is
+		// written again.
+		{"newer delete", Entry{Key: "c1", Rev: 11, Deleted: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newState(Config{NodeID: "b", Log: zap.NewNop()}, "me")
@@ -36,6 +38,9 @@ func TestLateLeaseChangesDoNotStopAHeldCamera(t *testing.T) {
 			}
 			if got := st.mine["c1"] != nil; got != tc.keep {
 				t.Errorf("lease held after the change: %v, want %v", got, tc.keep)
+			}
+			if h := st.mine["c1"]; h != nil && h.missing != (tc.e.Deleted && tc.e.Rev > 10) {
+				t.Errorf("lease to be written again: %v", h.missing)
 			}
 		})
 	}
