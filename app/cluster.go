@@ -14,6 +14,7 @@ import (
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/live"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/status"
 )
@@ -38,7 +39,9 @@ func (a *App) startCluster(ctx context.Context) error {
 		Owners:     a.rec,
 		Load:       func() int { return len(a.rec.Cameras()) },
 		OnUnplaced: a.unplaced(),
-		Log:        a.log.With(zap.String("component", "cluster")),
+		// A partition's double recording, counted once it ends.
+		OnDuplicate: metrics.NewDuplicateRecording(a.reg),
+		Log:         a.log.With(zap.String("component", "cluster")),
 	})
 	if a.rtmp != nil {
 		// Push cameras come to whichever node their publisher reaches, so

@@ -421,6 +421,7 @@ func TestRecorderMetricsRegistered(t *testing.T) {
 	m := metrics.NewRecorder(reg, zero, zero)
 	metrics.RegisterCapacity(reg, zero)
 	metrics.RegisterSpoolQuota(reg, zero, zero)
+	metrics.NewDuplicateRecording(reg)
 	// Label sets appear with their first value.
 	m.CamerasByStatus.WithLabelValues("ONLINE").Set(1)
 	m.RecordedRatio.WithLabelValues("cam", "1h").Set(1)
