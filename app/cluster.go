@@ -31,9 +31,9 @@ func (a *App) startCluster(ctx context.Context) error {
 	a.node = cluster.New(cluster.Config{
 		NodeID:     a.cfg.NodeID,
 		LiveURL:    a.URL(),
-		Cameras:    cluster.NATSBucket(a.bus.KV(bus.BucketCameras)),
-		Nodes:      cluster.NATSBucket(a.bus.KV(bus.BucketNodes)),
-		Assign:     cluster.NATSBucket(a.bus.KV(bus.BucketAssign)),
+		Cameras:    a.bus.Bucket(bus.BucketCameras),
+		Nodes:      a.bus.Bucket(bus.BucketNodes),
+		Assign:     a.bus.Bucket(bus.BucketAssign),
 		Connected:  a.bus.Conn().IsConnected,
 		MaxCameras: func() int { return a.capacity().Cameras },
 		Owners:     a.rec,
