@@ -245,7 +245,12 @@ func (st *state) run(ctx context.Context) {
 		case <-hb.C:
 			st.heartbeat()
 		case <-tick.C:
-			st.noteOutage()
+			if st.blind() {
+				// Cut off: try at every tick, so the outage ends
+				// within a tick of NATS answering again.
+				st.noteOutage()
+				st.heartbeat()
+			}
 			st.reconcile()
 		}
 	}
