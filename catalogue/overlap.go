@@ -9,20 +9,22 @@ import (
 // from each other (docs/cluster.md, Control-plane outage): storage then
 // holds two chains of segments over the same time. Readers take one chain:
 // chain keeps, from the segments in start order, a minimum cover of the
-// time they record. From the end of what it kept, it takes the segment
-// that starts there (or, after a hole, the first one to start) and reaches
-// furthest; every segment inside what it kept is skipped. A node's chain
-// that runs through the overlap is kept whole and the other's segments are
-// skipped; where the chain must pass from one node's segments to the
-// other's, the segment taken last before the switch may end inside the
-// next one, the only time left doubled.
+// time they record. From the end of what it kept (or, after a hole, the
+// start of the first segment), it takes the segment that starts right
+// there and reaches furthest; only when none starts there, the one that
+// started before and reaches furthest. Every segment inside what it kept
+// is skipped. So a node's chain that runs through the overlap is kept
+// whole and the other's segments are skipped; where the chain must pass
+// from one node's segments to the other's (the first node stopped), the
+// segment taken after the switch starts inside the last one kept: that
+// part, less than a segment, is the only time left doubled.
 //
 // Ties go to the segment that starts first, then to the smaller key, so
 // every reader picks the same chain.
 
 // chainTouchMs is how far apart two segments of one chain may be and still
 // touch (their times are rounded to the millisecond).
-const chainTouchMs = 1
+const chainTouchMs = 2
 
 // chain picks one chain of segments from segments delivered hour by hour.
 type chain struct {
@@ -56,7 +58,7 @@ func (c *chain) next(segs []Segment, horizonMs int64) []Segment {
 		if base+chainTouchMs >= horizonMs {
 			return out // a segment not delivered yet may start here
 		}
-		best := -1
+		best, touch := -1, -1
 		for i, s := range c.pending {
 			if s.StartMs > base+chainTouchMs {
 				break
@@ -64,6 +66,12 @@ func (c *chain) next(segs []Segment, horizonMs int64) []Segment {
 			if best < 0 || better(s, c.pending[best]) {
 				best = i
 			}
+			if s.StartMs >= base-chainTouchMs && (touch < 0 || better(s, c.pending[touch])) {
+				touch = i
+			}
+		}
+		if touch >= 0 {
+			best = touch
 		}
 		s := c.pending[best]
 		c.pending = append(c.pending[:best], c.pending[best+1:]...)

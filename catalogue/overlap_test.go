@@ -150,3 +150,13 @@ func TestOverlappingSegmentsReadAsOneChain(t *testing.T) {
 		t.Errorf("timeline: %+v", tl)
 	}
 }
+
+// The other node's first segment, longer and starting just before the end
+// of the chain, does not pull the chain over to it.
+func TestChainStaysOnATouchingSegment(t *testing.T) {
+	segs := append(run("a", 0, 2000, 10), seg("b0", 1983, 5983), seg("b1", 5983, 7983), seg("b2", 7983, 9049))
+	got := keysOf(chainOf(segs, 1<<40))
+	if want := keysOf(run("a", 0, 2000, 10)); !slices.Equal(got, want) {
+		t.Errorf("chain = %v, want %v", got, want)
+	}
+}
