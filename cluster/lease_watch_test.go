@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -43,5 +44,24 @@ func TestLateLeaseChangesDoNotStopAHeldCamera(t *testing.T) {
 				t.Errorf("lease to be written again: %v", h.missing)
 			}
 		})
+	}
+}
+
+// A contest ends when this process's lease is seen, whether the watcher
+// or the answer to the write tells first; the double recording is
+// reported either way.
+func TestContestEndsOnOwnLeaseSeen(t *testing.T) {
+	var got []string
+	st := newState(Config{NodeID: "b", Log: zap.NewNop(), OnDuplicate: func(id string, _ time.Duration) { got = append(got, id) }}, "me")
+	st.cfg.defaults()
+	st.mine["c1"] = &held{rev: 10, recording: true, contested: time.Now(), other: Lease{Node: "a", TakenAt: time.Now().Add(-time.Minute)}}
+	b, _ := json.Marshal(Lease{Node: "b", Instance: "me"})
+	st.onLease(Entry{Key: "c1", Value: b, Rev: 12})
+	if h := st.mine["c1"]; h == nil || !h.contested.IsZero() || h.rev != 12 {
+		t.Fatalf("held after its own lease was seen: %+v", h)
+	}
+	st.retaken("c1", 12, nil)
+	if len(got) != 1 {
+		t.Errorf("double recording reported %d times, want once", len(got))
 	}
 }

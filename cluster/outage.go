@@ -229,11 +229,20 @@ func (st *state) retaken(id string, rev uint64, err error) {
 		st.stopThen(id, false, rev)
 	default:
 		st.log.Info("lease written again", zap.String("camera", id), zap.Uint64("rev", rev))
-		h.rev, h.missing = rev, false
-		if !h.contested.IsZero() {
-			st.duplicate(id, h.other.TakenAt)
-			h.contested = time.Time{}
-		}
+		st.settled(id, h, rev)
+	}
+}
+
+// settled notes the lease of held camera id written by this process at
+// rev; a contest ends there, and its double recording is reported.
+func (st *state) settled(id string, h *held, rev uint64) {
+	if rev > h.rev {
+		h.rev = rev
+	}
+	h.missing = false
+	if !h.contested.IsZero() {
+		st.duplicate(id, h.other.TakenAt)
+		h.contested = time.Time{}
 	}
 }
 

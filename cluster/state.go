@@ -348,8 +348,8 @@ func (st *state) onLease(e Entry) {
 		return
 	}
 	if st.ours(l.Node, l.Instance) {
-		// A write of ours whose answer was lost.
-		h.rev, h.missing, h.contested = e.Rev, false, time.Time{}
+		// A write of ours whose answer was lost, or not yet come.
+		st.settled(e.Key, h, e.Rev)
 		return
 	}
 	st.otherHolder(e.Key, h, l)
