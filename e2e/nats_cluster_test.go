@@ -236,10 +236,11 @@ type natsCluster struct {
 	srvs   [3]*server.Server
 	opts   [3]*server.Options
 	relays []*tcpGate
+	logged map[string]bool // streams whose replicas were logged
 }
 
 func startNATSCluster(t *testing.T) *natsCluster {
-	c := &natsCluster{t: t}
+	c := &natsCluster{t: t, logged: map[string]bool{}}
 	var routes []string
 	cports := [3]int{}
 	for i := range cports {
@@ -334,6 +335,10 @@ func (c *natsCluster) leaderOf(b *bus.Bus, name string) int {
 			return false
 		}
 		leader = info.Cluster.Leader
+		if leader != "" && !c.logged[name] {
+			c.logged[name] = true
+			c.t.Logf("%s: %d replicas", name, info.Config.Replicas)
+		}
 		return leader != ""
 	})
 	for i, o := range c.opts {
@@ -367,6 +372,7 @@ type faultRecorder struct {
 	id     string
 	url    string // its HTTP base URL
 	relays []*tcpGate
+	logged map[string]bool // streams whose replicas were logged
 }
 
 func (r *faultRecorder) set(state relayState) {
