@@ -17,8 +17,8 @@
 // node's Owners which cameras to record, with their record and lease epoch,
 // and which to stop. One goroutine (the loop) owns the state; every request
 // to NATS and every stop runs in a goroutine of its own and reports back to
-// the loop, so a slow NATS server or a slow stop never delays renewals or
-// fencing.
+// the loop, so a slow NATS server or a slow stop never delays heartbeats
+// or the handling of a lease.
 package cluster
 
 import (

@@ -342,7 +342,7 @@ func TestRemoveWhileTaking(t *testing.T) {
 
 // Takes that NATS answers slowly (a mass takeover on a loaded server) run
 // beside the loop: the node's own cameras go on being renewed.
-func TestSlowTakesDoNotFenceHeldCameras(t *testing.T) {
+func TestSlowTakesDoNotStopHeldCameras(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		for _, id := range []string{"h1", "h2", "h3"} {
