@@ -44,6 +44,7 @@ import (
 // twice while it was cut off, the double recording ended within 2 s of the
 // cut ending and was counted, and the catalogue reads one continuous chain.
 func TestNATSClusterFaults(t *testing.T) {
+	t.Parallel()
 	hang := 20 * time.Second
 	leaders := []string{"KV_" + bus.BucketAssign, "KV_" + bus.BucketNodes, "KV_" + bus.BucketCameras, bus.StreamSegments}
 	if os.Getenv("VIGIA_LONG") != "" {
