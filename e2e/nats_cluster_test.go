@@ -386,7 +386,6 @@ type faultRecorder struct {
 	id     string
 	url    string // its HTTP base URL
 	relays []*tcpGate
-	logged map[string]bool // streams whose replicas were logged
 }
 
 func (r *faultRecorder) set(state relayState) {
