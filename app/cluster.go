@@ -30,15 +30,17 @@ func (a *App) startCluster(ctx context.Context) error {
 	a.node = cluster.New(cluster.Config{
 		NodeID:     a.cfg.NodeID,
 		LiveURL:    a.URL(),
-		Cameras:    cluster.NATSBucket(a.bus.KV(bus.BucketCameras)),
-		Nodes:      cluster.NATSBucket(a.bus.KV(bus.BucketNodes)),
-		Assign:     cluster.NATSBucket(a.bus.KV(bus.BucketAssign)),
+		Cameras:    a.bus.Bucket(bus.BucketCameras),
+		Nodes:      a.bus.Bucket(bus.BucketNodes),
+		Assign:     a.bus.Bucket(bus.BucketAssign),
 		Connected:  a.bus.Conn().IsConnected,
 		MaxCameras: func() int { return a.capacity().Cameras },
 		Owners:     a.rec,
 		Load:       func() int { return len(a.rec.Cameras()) },
 		OnUnplaced: a.unplaced(),
-		Log:        a.log.With(zap.String("component", "cluster")),
+		// A partition's double recording, counted once it ends.
+		OnDuplicate: metrics.NewDuplicateRecording(a.reg),
+		Log:         a.log.With(zap.String("component", "cluster")),
 	})
 	if a.rtmp != nil {
 		// Push cameras come to whichever node their publisher reaches, so

@@ -9,7 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/retention"
 )
 
@@ -60,7 +62,7 @@ func (a *App) newSweeper(lease, cameras string, cams func(context.Context) ([]re
 	sw, err := retention.New(retention.Config{
 		Store:        a.store,
 		Cameras:      cams,
-		Lease:        a.bus.NewLease(lease, a.cfg.NodeID, retention.LeaseTTL(poll), nil),
+		Lease:        cluster.NewTaskLease(a.bus.Bucket(bus.BucketLeases), lease, a.cfg.NodeID, retention.LeaseTTL(poll), nil),
 		Interval:     time.Duration(a.cfg.Retention.SweepInterval),
 		Poll:         poll,
 		Lifecycle:    a.cfg.Retention.Lifecycle,

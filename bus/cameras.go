@@ -20,11 +20,7 @@ func (b *Bus) PutCamera(ctx context.Context, c camera.Config) error {
 	if err != nil {
 		return fmt.Errorf("put camera %s: encode: %w", c.ID, err)
 	}
-	kv, err := b.camerasKV()
-	if err != nil {
-		return fmt.Errorf("put camera %s: %w", c.ID, err)
-	}
-	if _, err := kv.Put(ctx, c.ID, data); err != nil {
+	if _, err := b.Bucket(BucketCameras).Put(ctx, c.ID, data); err != nil {
 		return fmt.Errorf("put camera %s: %w", c.ID, err)
 	}
 	return nil
@@ -36,14 +32,11 @@ func (b *Bus) DeleteCamera(ctx context.Context, id string) error {
 	if err := validCamera(id); err != nil {
 		return fmt.Errorf("delete camera: %w", err)
 	}
-	kv, err := b.camerasKV()
-	if err != nil {
-		return fmt.Errorf("delete camera %s: %w", id, err)
-	}
-	if _, err := kv.Get(ctx, id); errors.Is(err, jetstream.ErrKeyNotFound) {
+	kv := b.Bucket(BucketCameras)
+	if _, err := kv.Get(ctx, id); errors.Is(err, ErrKeyNotFound) {
 		return nil // nothing to remove: no delete marker for watchers
 	}
-	if err := kv.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if err := kv.Delete(ctx, id, 0); err != nil && !errors.Is(err, ErrKeyNotFound) {
 		return fmt.Errorf("delete camera %s: %w", id, err)
 	}
 	return nil
@@ -56,18 +49,14 @@ func (b *Bus) GetCamera(ctx context.Context, id string) (c camera.Config, ok boo
 	if err := validCamera(id); err != nil {
 		return camera.Config{}, false, fmt.Errorf("get camera: %w", err)
 	}
-	kv, err := b.camerasKV()
-	if err != nil {
-		return camera.Config{}, false, fmt.Errorf("get camera %s: %w", id, err)
-	}
-	e, err := kv.Get(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	e, err := b.Bucket(BucketCameras).Get(ctx, id)
+	if errors.Is(err, ErrKeyNotFound) {
 		return camera.Config{}, false, nil
 	}
 	if err != nil {
 		return camera.Config{}, false, fmt.Errorf("get camera %s: %w", id, err)
 	}
-	if c, err = camera.Decode(id, e.Value()); err != nil {
+	if c, err = camera.Decode(id, e.Value); err != nil {
 		return camera.Config{}, false, fmt.Errorf("get camera: %w", err)
 	}
 	return c, true, nil

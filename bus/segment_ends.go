@@ -27,8 +27,8 @@ type SegmentEnd struct {
 }
 
 // PutSegmentEnd stores e as camera's last segment end. It fails fast with
-// ErrNotConnected while NATS is unreachable (a node fenced by an outage
-// stops all its cameras at once).
+// ErrNotConnected while NATS is unreachable (a camera removed or blocked
+// during an outage stops without waiting for it).
 func (b *Bus) PutSegmentEnd(ctx context.Context, camera string, e SegmentEnd) error {
 	if err := validCamera(camera); err != nil {
 		return fmt.Errorf("put segment end: %w", err)

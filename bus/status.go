@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/vigia/vigia/status"
 )
 
@@ -17,21 +15,14 @@ func (b *Bus) GetStatus(ctx context.Context, camera string) (s status.Status, ok
 	if err := validCamera(camera); err != nil {
 		return status.Status{}, false, fmt.Errorf("get status: %w", err)
 	}
-	if b.closing.Load() {
-		return status.Status{}, false, fmt.Errorf("get status %s: %w", camera, ErrClosed)
-	}
-	kv := b.KV(BucketCameraStatus)
-	if kv == nil {
-		return status.Status{}, false, fmt.Errorf("get status %s: %w: bucket %s not open", camera, ErrTopology, BucketCameraStatus)
-	}
-	e, err := kv.Get(ctx, camera)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	e, err := b.Bucket(BucketCameraStatus).Get(ctx, camera)
+	if errors.Is(err, ErrKeyNotFound) {
 		return status.Status{}, false, nil
 	}
 	if err != nil {
 		return status.Status{}, false, fmt.Errorf("get status %s: %w", camera, err)
 	}
-	if err := json.Unmarshal(e.Value(), &s); err != nil {
+	if err := json.Unmarshal(e.Value, &s); err != nil {
 		return status.Status{}, false, fmt.Errorf("get status %s: decode: %w", camera, err)
 	}
 	return s, true, nil

@@ -16,6 +16,9 @@ const (
 	BucketNodes = "nodes"
 	// BucketAssign holds camera → node leases, key = camera id.
 	BucketAssign = "assign"
+	// BucketLeases holds named leases of cluster-wide singleton tasks (the
+	// retention sweeper), key = lease name (cluster.TaskLease).
+	BucketLeases = "leases"
 )
 
 // Stream names.

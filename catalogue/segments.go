@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"time"
 )
 
 // Range yields, hour by hour, the segments and gap records of camera that
-// overlap [from, to), each hour's in start order. A gap record is yielded
-// when it starts before to and, if closed, ends after from. The listing
-// starts MaxSegment before from. On an error it yields it once and stops.
+// overlap [from, to), each hour's in start order. Where stored segments
+// overlap in time (two nodes recorded the camera), it yields one chain of
+// them (chain); a segment decided only once the next hour is listed comes
+// with that hour. A gap record is yielded when it starts before to and, if
+// closed, ends after from. The listing starts MaxSegment before from. On
+// an error it yields it once and stops.
 func (c *Catalogue) Range(ctx context.Context, camera string, from, to time.Time) iter.Seq2[Hour, error] {
 	return func(yield func(Hour, error) bool) {
 		if err := checkRange(camera, from, to); err != nil {
@@ -18,13 +22,18 @@ func (c *Catalogue) Range(ctx context.Context, camera string, from, to time.Time
 			return
 		}
 		f, t := from.UnixMilli(), to.UnixMilli()
-		for h, err := range c.Hours(ctx, camera, c.firstHour(from), lastHour(to)) {
+		ch, last := newChain(), lastHour(to)
+		for h, err := range c.Hours(ctx, camera, c.firstHour(from), last) {
 			if err != nil {
 				yield(Hour{}, err)
 				return
 			}
 			out := Hour{Start: h.Start}
-			for _, s := range h.Segments {
+			horizon := h.Start.Add(time.Hour).UnixMilli()
+			if !h.Start.Before(last) {
+				horizon = math.MaxInt64
+			}
+			for _, s := range ch.next(h.Segments, horizon) {
 				if s.EndMs() > f && s.StartMs < t {
 					out.Segments = append(out.Segments, s)
 				}

@@ -21,7 +21,7 @@ func TestNATSBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	for name, kv := range map[string]Bucket{"nats": NATSBucket(b.KV(bus.BucketAssign)), "memory": newMemBucket()} {
+	for name, kv := range map[string]Bucket{"nats": b.Bucket(bus.BucketAssign), "memory": newMemBucket()} {
 		t.Run(name, func(t *testing.T) { checkBucket(ctx, t, kv) })
 	}
 }

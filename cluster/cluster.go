@@ -6,16 +6,19 @@
 // capacity, among the nodes with room for it. A node records a camera only
 // while it holds the camera's lease, taken by create or compare-and-set and
 // kept alive by the node's heartbeat: one write a second for the whole
-// node, however many cameras it holds. A node whose heartbeat fails for
-// FenceAfter stops its cameras, before anyone can take their leases
-// (LeaseTTL without an observed heartbeat).
+// node, however many cameras it holds. A node cut from NATS keeps recording
+// the cameras it holds, however long that lasts; it stops one only when it
+// learns that another node holds it, or that it was removed or blocked.
+// Two nodes may then record one camera for the length of a partition; the
+// overlap ends once the nodes see each other again, and OnDuplicate counts
+// it.
 //
 // The cluster decides; it does nothing to a camera itself. It tells the
 // node's Owners which cameras to record, with their record and lease epoch,
 // and which to stop. One goroutine (the loop) owns the state; every request
 // to NATS and every stop runs in a goroutine of its own and reports back to
-// the loop, so a slow NATS server or a slow stop never delays renewals or
-// fencing.
+// the loop, so a slow NATS server or a slow stop never delays heartbeats
+// or the handling of a lease.
 package cluster
 
 import (
@@ -105,8 +108,15 @@ type Config struct {
 	// every change of that set.
 	OnUnplaced func(ids []string)
 
+	// OnDuplicate, optional, is told how long camera id was recorded both
+	// by this node and by another one that took its lease while this node
+	// could not see it (a partition), once this node learns of it.
+	OnDuplicate func(id string, d time.Duration)
+
 	// Timing; zero values take the defaults above. The heartbeat renews
-	// the node's leases.
+	// the node's leases; FenceAfter is how long after its last stored
+	// heartbeat a node still takes push cameras' claims on leases it
+	// holds but does not record.
 	Heartbeat, NodeTimeout, FenceAfter, LeaseTTL, Tick time.Duration
 
 	// Log is the node's logger.

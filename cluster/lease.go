@@ -106,28 +106,6 @@ func (st *state) fresh() bool {
 	return time.Since(st.renewedOK) < st.cfg.FenceAfter
 }
 
-// fence stops every camera once no heartbeat was stored for FenceAfter:
-// they stop before any other node may take their leases (LeaseTTL without
-// an observed heartbeat), and start again once a heartbeat is stored.
-func (st *state) fence() {
-	if st.fresh() {
-		return
-	}
-	n := 0
-	for id, h := range st.mine {
-		if h.recording && !st.busy[id] {
-			st.stop(id, 0)
-			h.recording = false
-			n++
-		}
-	}
-	if n > 0 {
-		st.log.Warn("heartbeat not stored, cameras stopped until it is", zap.Int("cameras", n),
-			zap.Duration("since", time.Since(st.renewedOK)))
-	}
-	st.publishHolding()
-}
-
 // lose forgets a lease someone else holds now and stops the camera.
 func (st *state) lose(id, why string) {
 	h := st.mine[id]

@@ -19,7 +19,8 @@ func (st *state) reconcile() {
 	}
 	members := sortedMembers(st.alive())
 	placement := st.place(members)
-	now := time.Now()
+	st.placed, st.placedAt = placement, time.Now()
+	now := st.viewAt()
 	for id, c := range st.cameras {
 		if _, taking := st.taking[id]; taking || st.busy[id] {
 			continue
@@ -45,6 +46,11 @@ func (st *state) reconcile() {
 				}
 				continue
 			}
+			if h.missing || !h.contested.IsZero() {
+				if st.settleLease(id, h); st.mine[id] != h {
+					continue
+				}
+			}
 			st.keep(id, h, c)
 		case placement[id] == st.cfg.NodeID:
 			l, ok := st.leases[id]
@@ -53,7 +59,7 @@ func (st *state) reconcile() {
 				st.take(id, 0, true, 1)
 			case l.node == st.cfg.NodeID:
 				st.take(id, l.rev, false, 1) // ours from before a restart, or a take whose answer was lost
-			case !st.holderLive(l) && now.Sub(l.seen) > st.cfg.LeaseTTL:
+			case !st.blind() && !st.holderLive(l) && now.Sub(l.seen) > st.cfg.LeaseTTL:
 				st.take(id, l.rev, false, 1) // its holder is dead
 			}
 		default:
@@ -73,9 +79,9 @@ func (st *state) reconcile() {
 	st.publishHolding()
 }
 
-// keep keeps a held camera recorded with its current record: started again
-// after a fence once the lease is renewed, told of every change of its
-// record.
+// keep keeps a held camera recorded with its current record: started when
+// it is not (its record arrived after its lease), told of every change of
+// its record.
 func (st *state) keep(id string, h *held, c camera.Config) {
 	switch {
 	case !h.recording && st.fresh():

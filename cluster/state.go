@@ -27,6 +27,15 @@ type held struct {
 	rev       uint64 // the lease's revision last written by this node
 	recording bool   // Owners.Record was called, and no Stop since
 	record    camera.Config
+
+	// missing: the lease was seen deleted, or not found, while the camera
+	// records: it is written again.
+	missing bool
+	// contested is when another process's lease of the camera was seen
+	// while this node, which the placement gives it to, records it; other
+	// is that lease. Zero when the lease is this process's.
+	contested time.Time
+	other     Lease
 }
 
 // state is owned by the loop goroutine, but for mu's fields.
@@ -39,6 +48,13 @@ type state struct {
 	// renewedOK is when the last heartbeat known to be stored was sent:
 	// it keeps every lease of this process alive.
 	renewedOK time.Time
+	// sightSince is when the last control-plane outage ended (the first
+	// heartbeat stored after it); outage is set while one is logged.
+	sightSince time.Time
+	outage     bool
+	// placed caches the placement for winsBack, computed at placedAt.
+	placed   map[string]string
+	placedAt time.Time
 
 	cameras map[string]camera.Config
 	members map[string]time.Time // node id → when its heartbeat was last seen changing (local clock)
@@ -229,7 +245,12 @@ func (st *state) run(ctx context.Context) {
 		case <-hb.C:
 			st.heartbeat()
 		case <-tick.C:
-			st.fence()
+			if st.blind() {
+				// Cut off: try at every tick, so the outage ends
+				// within a tick of NATS answering again.
+				st.noteOutage()
+				st.heartbeat()
+			}
 			st.reconcile()
 		}
 	}
@@ -262,9 +283,7 @@ func (st *state) onNode(e Entry) {
 		// A heartbeat of ours whose answer was lost (it timed out but
 		// was stored) renews the leases from when it was made: its value
 		// is made before it is sent.
-		if ni.At.After(st.renewedOK) {
-			st.renewedOK = ni.At
-		}
+		st.renewed(ni.At)
 	}
 	st.members[e.Key] = time.Now()
 	st.infos[e.Key] = ni
@@ -329,23 +348,24 @@ func (st *state) onLease(e Entry) {
 		return
 	}
 	if st.ours(l.Node, l.Instance) {
-		h.rev = e.Rev // a write of ours whose answer was lost
+		// A write of ours whose answer was lost, or not yet come.
+		st.settled(e.Key, h, e.Rev)
 		return
 	}
-	st.lose(e.Key, "lease taken by "+l.Node)
+	st.otherHolder(e.Key, h, l)
 }
 
-// leaseDeleted forgets a lease. A lease of this node's seen deleted by
-// someone else stops the camera; one only missing from a new watch is left
-// to the next renewal, which finds out whether it still exists.
+// leaseDeleted forgets a lease. The lease of a camera this node records,
+// seen deleted by someone else or missing from a new watch, is written
+// again at the next tick: the camera goes on recording (a lease another
+// node writes meanwhile is seen as such).
 func (st *state) leaseDeleted(e Entry, missing bool) {
 	delete(st.leases, e.Key)
 	h := st.mine[e.Key]
-	if h == nil || missing || st.busy[e.Key] || e.Rev <= h.rev {
+	if h == nil || st.busy[e.Key] || (!missing && e.Rev <= h.rev) {
 		return
 	}
-	// Someone deleted our lease: stop, never record without one.
-	st.lose(e.Key, "lease deleted")
+	h.missing = true
 }
 
 func (st *state) leaseKeys() []string { return keysOf(st.leases) }
@@ -378,7 +398,7 @@ func (st *state) heartbeatNow(ctx context.Context) error {
 	if _, err := st.cfg.Nodes.Put(ctx, st.cfg.NodeID, st.nodeInfo()); err != nil {
 		return fmt.Errorf("cluster heartbeat: %w", err)
 	}
-	st.renewedOK = sent
+	st.renewedOK, st.sightSince = sent, sent
 	return nil
 }
 
@@ -390,7 +410,6 @@ func (st *state) heartbeat() {
 		return
 	}
 	if !st.cfg.Connected() {
-		st.fence()
 		return
 	}
 	st.beating = true
@@ -404,19 +423,19 @@ func (st *state) heartbeat() {
 			st.beating = false
 			if err != nil {
 				st.log.Debug("heartbeat failed", zap.Error(err))
-			} else if sent.After(st.renewedOK) {
-				st.renewedOK = sent
+			} else {
+				st.renewed(sent)
 			}
-			st.fence()
 		}
 	})
 }
 
 // holderLive reports whether the process a lease names is alive: its node's
-// heartbeat, from that process, was seen changing within LeaseTTL.
+// heartbeat, from that process, was seen changing within LeaseTTL (of
+// viewAt: a node cut from the control plane holds to what it last saw).
 func (st *state) holderLive(l seenLease) bool {
 	seen, ok := st.members[l.node]
-	return ok && time.Since(seen) <= st.cfg.LeaseTTL && st.infos[l.node].Instance == l.instance
+	return ok && st.viewAt().Sub(seen) <= st.cfg.LeaseTTL && st.infos[l.node].Instance == l.instance
 }
 
 // checkNodeID fails when another live process heartbeats with this node's
@@ -456,10 +475,11 @@ func (st *state) checkNodeID(ctx context.Context) error {
 	return nil
 }
 
-// alive returns the members whose heartbeat was seen within NodeTimeout.
+// alive returns the members whose heartbeat was seen within NodeTimeout
+// of viewAt.
 func (st *state) alive() map[string]member {
 	out := map[string]member{}
-	now := time.Now()
+	now := st.viewAt()
 	for id, seen := range st.members {
 		if now.Sub(seen) <= st.cfg.NodeTimeout {
 			ni := st.infos[id]

@@ -432,6 +432,7 @@ func TestMetricsRegistered(t *testing.T) {
 	metrics.RegisterThumbs(reg, func() metrics.ThumbStats { return metrics.ThumbStats{} }, func() bool { return true })
 	metrics.RegisterMotion(reg, func() metrics.MotionStats { return metrics.MotionStats{} })
 	metrics.RegisterDecoders(reg, []string{"crash"}, func() metrics.DecoderStats { return metrics.DecoderStats{} }, func() int64 { return 0 })
+	metrics.NewDuplicateRecording(reg)
 	// Label sets appear with their first value.
 	m.CamerasByStatus.WithLabelValues("ONLINE").Set(1)
 	m.RecordedRatio.WithLabelValues("cam", "1h").Set(1)

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/fs"
 	"github.com/vigia/vigia/testenv"
@@ -31,7 +32,7 @@ func TestOneSweeperAtATime(t *testing.T) {
 	p := &plan{days: map[string]int{"cam1": 1}}
 	ttl := LeaseTTL(time.Minute)
 	newSweeper := func(node string) *Sweeper {
-		s, err := New(Config{Store: st, Cameras: p.cameras, Now: clk.Now, Lease: b.NewLease(LeaseName, node, ttl, clk.Now), Log: zap.NewNop()})
+		s, err := New(Config{Store: st, Cameras: p.cameras, Now: clk.Now, Lease: cluster.NewTaskLease(b.Bucket(bus.BucketLeases), LeaseName, node, ttl, clk.Now), Log: zap.NewNop()})
 		if err != nil {
 			t.Fatal(err)
 		}

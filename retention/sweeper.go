@@ -45,7 +45,7 @@ type CameraRetention struct {
 }
 
 // Lease is the cluster-wide lease that lets one node sweep at a time
-// (implemented by *bus.Lease).
+// (implemented by *cluster.TaskLease).
 type Lease interface {
 	// Acquire takes the lease when free or expired, or renews it when this
 	// node owns it, and reports whether this node owns it now.

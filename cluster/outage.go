@@ -1,0 +1,267 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Control-plane outages (docs/cluster.md, Control-plane outage).
+//
+// A node whose heartbeats are not stored is cut from the control plane: it
+// cannot tell whether the other nodes are alive, and they cannot tell that
+// it is. Recording comes first: it keeps recording every camera it holds,
+// however long that lasts, and stops one only when it learns that the
+// camera was removed or blocked, or that another process holds its lease
+// and the placement gives the camera to that process. While cut off it
+// judges liveness as it last could (viewAt), so its placement does not
+// change, and it takes no lease from a node it merely stopped seeing.
+
+// viewAt is the time at which this node judges the other nodes' liveness:
+// now while its heartbeats are stored; while they are not, shortly after
+// the last one stored: what it saw then is all it knows.
+func (st *state) viewAt() time.Time {
+	now := time.Now()
+	if v := st.renewedOK.Add(st.sightSlack()); v.Before(now) {
+		return v
+	}
+	return now
+}
+
+// sightSlack is how long without a stored heartbeat the node still trusts
+// its view of the others: two heartbeat intervals.
+func (st *state) sightSlack() time.Duration { return 2 * st.cfg.Heartbeat }
+
+// blind reports whether this node's heartbeats have not been stored for
+// longer than sightSlack.
+func (st *state) blind() bool { return time.Since(st.renewedOK) > st.sightSlack() }
+
+// renewed notes a heartbeat of this process stored, sent at sent. The
+// first one after an outage ends it: the members that were alive when it
+// began count as seen now (they had no way to be seen meanwhile, and get
+// NodeTimeout to show they still are), and the lease of every held camera
+// is read again, so that a camera taken over meanwhile is found at once.
+func (st *state) renewed(sent time.Time) {
+	if !sent.After(st.renewedOK) {
+		return
+	}
+	if !st.blind() {
+		st.renewedOK = sent
+		return
+	}
+	view, now := st.viewAt(), time.Now()
+	for id, seen := range st.members {
+		if view.Sub(seen) <= st.cfg.NodeTimeout {
+			st.members[id] = now
+		}
+	}
+	if st.outage {
+		st.log.Info("heartbeat stored again: control plane reachable", zap.Duration("outage", now.Sub(st.renewedOK)))
+	}
+	st.outage = false
+	st.renewedOK = sent
+	st.sightSince = now
+	st.verifyLeases()
+}
+
+// noteOutage logs, once per outage, that the node records on without the
+// control plane.
+func (st *state) noteOutage() {
+	if st.outage || !st.blind() {
+		return
+	}
+	st.outage = true
+	n := 0
+	for _, h := range st.mine {
+		if h.recording {
+			n++
+		}
+	}
+	st.log.Warn("heartbeat not stored: cameras keep recording; no camera is taken from another node until it is",
+		zap.Int("cameras", n), zap.Duration("since", time.Since(st.renewedOK)))
+}
+
+// verifyLeases reads the lease of every held camera, outside the loop, and
+// handles each as the watcher would have: a lease another process wrote,
+// or none at all.
+func (st *state) verifyLeases() {
+	ids := make([]string, 0, len(st.mine))
+	for id := range st.mine {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	st.spawn(func() func() {
+		type read struct {
+			e   Entry
+			err error
+		}
+		got := make(map[string]read, len(ids))
+		for _, id := range ids {
+			e, err := st.get(id)
+			got[id] = read{e, err}
+		}
+		return func() {
+			for id, r := range got {
+				h := st.mine[id]
+				switch {
+				case h == nil || st.busy[id]:
+				case errors.Is(r.err, ErrNotFound):
+					h.missing = true
+				case r.err == nil:
+					st.onLease(r.e)
+				}
+			}
+		}
+	})
+}
+
+// otherHolder handles a held camera whose lease another process wrote. A
+// pulled camera that the placement gives to this node goes on recording:
+// the holder sees the same placement and releases the lease, and this node
+// takes it back without a gap. Any other camera stops at once.
+func (st *state) otherHolder(id string, h *held, l Lease) {
+	if st.busy[id] {
+		return
+	}
+	if h.recording && st.winsBack(id) {
+		if h.contested.IsZero() {
+			h.contested = time.Now()
+			st.log.Info("lease of a recorded camera written by another node; this node wins the camera and records on until it is handed back",
+				zap.String("camera", id), zap.String("holder", l.Node))
+		}
+		h.other = l
+		return
+	}
+	if h.recording {
+		st.duplicate(id, l.TakenAt)
+	}
+	st.lose(id, "lease taken by "+l.Node)
+}
+
+// winsBack reports whether the placement gives pulled camera id to this
+// node.
+func (st *state) winsBack(id string) bool {
+	c, ok := st.cameras[id]
+	if !ok || c.Blocked || isPush(c) {
+		return false
+	}
+	return st.placement()[id] == st.cfg.NodeID
+}
+
+// placement returns the placement of the cameras among the alive members,
+// computed at most once a tick.
+func (st *state) placement() map[string]string {
+	if st.placed == nil || time.Since(st.placedAt) >= st.cfg.Tick {
+		st.placed = st.place(sortedMembers(st.alive()))
+		st.placedAt = time.Now()
+	}
+	return st.placed
+}
+
+// settleLease brings the lease of a held camera back to this node: written
+// again when it is missing, taken when its other holder released it or is
+// dead. A holder that does not hand it back within LeaseTTL of this node
+// seeing the control plane again wins: the camera stops here.
+func (st *state) settleLease(id string, h *held) {
+	l, ok := st.leases[id]
+	switch {
+	case h.missing || (!h.contested.IsZero() && !ok):
+		st.retake(id, 0, true)
+	case h.contested.IsZero() || st.blind():
+	case st.ours(l.node, l.instance):
+		h.contested = time.Time{}
+	case !st.holderLive(l) && st.viewAt().Sub(l.seen) > st.cfg.LeaseTTL:
+		st.retake(id, l.rev, false)
+	case time.Since(laterTime(h.contested, st.sightSince)) > st.cfg.LeaseTTL:
+		st.duplicate(id, h.other.TakenAt)
+		st.lose(id, "lease held by "+l.node+", not handed back")
+	}
+}
+
+// retake writes this process's lease of a camera it records: created, or
+// updated at rev. The camera goes on recording whatever the answer; a
+// failed write is tried again at a later tick, or the watcher shows who
+// holds the lease.
+func (st *state) retake(id string, rev uint64, create bool) {
+	if _, ok := st.taking[id]; ok {
+		return
+	}
+	st.taking[id] = nil
+	value := st.leaseValue()
+	st.spawn(func() func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+		defer cancel()
+		var newRev uint64
+		var err error
+		if create {
+			newRev, err = st.cfg.Assign.Create(ctx, id, value)
+		} else {
+			newRev, err = st.cfg.Assign.Update(ctx, id, value, rev)
+		}
+		return func() { st.retaken(id, newRev, err) }
+	})
+}
+
+// retaken is the end of a retake, on the loop.
+func (st *state) retaken(id string, rev uint64, err error) {
+	waiters := st.taking[id]
+	delete(st.taking, id)
+	h := st.mine[id]
+	for _, w := range waiters {
+		if err == nil && h != nil && h.recording {
+			w <- nil
+		} else {
+			w <- errRetry("lease of camera " + id + " not written")
+		}
+	}
+	switch {
+	case err != nil:
+		st.log.Debug("lease not written again", zap.String("camera", id), zap.Error(err))
+		if h != nil && errors.Is(err, ErrWrongRevision) {
+			h.missing = false // someone wrote it: the watcher tells who
+		}
+	case h == nil:
+		// Released meanwhile: the lease just written goes too.
+		st.stopThen(id, false, rev)
+	default:
+		st.log.Info("lease written again", zap.String("camera", id), zap.Uint64("rev", rev))
+		st.settled(id, h, rev)
+	}
+}
+
+// settled notes the lease of held camera id written by this process at
+// rev; a contest ends there, and its double recording is reported.
+func (st *state) settled(id string, h *held, rev uint64) {
+	if rev > h.rev {
+		h.rev = rev
+	}
+	h.missing = false
+	if !h.contested.IsZero() {
+		st.duplicate(id, h.other.TakenAt)
+		h.contested = time.Time{}
+	}
+}
+
+// duplicate reports the time camera id was recorded by this node and by
+// the process that took its lease at since.
+func (st *state) duplicate(id string, since time.Time) {
+	d := time.Since(since)
+	if since.IsZero() || d < 0 {
+		return
+	}
+	st.log.Warn("camera recorded by two nodes", zap.String("camera", id), zap.Duration("for", d))
+	if st.cfg.OnDuplicate != nil {
+		st.cfg.OnDuplicate(id, d)
+	}
+}
+
+func laterTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
