@@ -278,7 +278,6 @@ func (a *App) startRecorder() error {
 		FragmentDuration: time.Duration(cfg.Recording.FragmentDuration),
 		OnStatus:         a.publishStatus,
 		OnGap:            a.recordGap,
-		StopCause:        a.stopCause,
 		LastRecorded:     a.lastRecorded,
 		Consumers:        append([]recorder.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
 		Stage:            a.audioStage(decodeErr),

@@ -89,26 +89,6 @@ func (a *App) segmentDropped(seg segmenter.Segment, reason string) {
 	a.recordGap(status.Gap{Camera: seg.Camera, StartMs: seg.StartMs(), EndMs: seg.End().UnixMilli(), Cause: cause, Detail: reason, Node: a.cfg.NodeID})
 }
 
-// stopCause says why a camera of the cluster stops here: removed from the
-// registry, blocked, or (anything else) handed over.
-func (a *App) stopCause(id string) status.Cause {
-	if !a.mode.Cluster || a.bus == nil {
-		return status.CauseNodeHandover
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	c, ok, err := a.bus.GetCamera(ctx, id)
-	switch {
-	case err != nil:
-		return status.CauseNodeHandover
-	case !ok:
-		return status.CauseCameraRemoved
-	case c.Blocked:
-		return status.CauseCameraBlocked
-	}
-	return status.CauseNodeHandover
-}
-
 // lastRecorded is the recorder's LastRecorded: the end of the camera's last
 // stored segment within a day, and whether a gap record follows it.
 func (a *App) lastRecorded(ctx context.Context, id string) (time.Time, bool, error) {

@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/status"
 )
 
 // Timing defaults, chosen so that a dead node's cameras record elsewhere
@@ -63,10 +64,13 @@ type Owners interface {
 	// the camera's record changes while the node records it.
 	Record(cam camera.Config, epoch uint64)
 
-	// Stop makes the node stop recording camera id and returns once its
-	// last segment is finished and its end stored for the next holder.
-	// The cluster calls it from a goroutine of its own.
-	Stop(id string)
+	// Stop makes the node stop recording camera id, for cause, and
+	// returns once its last segment is finished and its end stored for
+	// the next holder. cause is why the cluster let the camera go:
+	// status.CauseCameraBlocked, status.CauseCameraRemoved, or
+	// status.CauseNodeHandover (another node wins it, or this node stops
+	// holding it). The cluster calls it from a goroutine of its own.
+	Stop(id string, cause status.Cause)
 }
 
 // Config configures a Node.
@@ -212,14 +216,6 @@ func (n *Node) Close() {
 	}
 	n.cancel()
 	<-n.done
-}
-
-// Holding returns the cameras this node holds a lease for and records.
-func (n *Node) Holding() []string {
-	if n.state == nil {
-		return nil
-	}
-	return n.state.holding()
 }
 
 // Err returns ErrNodeIDInUse once another live process was seen using this

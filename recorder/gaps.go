@@ -20,8 +20,8 @@ import (
 //	rtp_loss, queue_overflow           units lost before a keyframe (pipeline.handle)
 //	camera_changed                     a restart for new settings (owner.apply)
 //	node_handover, node_crash          the camera's start (owner.startEnd)
-//	node_handover, camera_removed,     the camera's stop (owner.finish, StopCause)
-//	camera_blocked
+//	node_handover, camera_removed,     the camera's stop (owner.stopped), with
+//	camera_blocked                     the cause the cluster gives Stop
 //
 // The segment writer reports every hole between segments (hole); the cause
 // noted last explains it. A failure opens a record (end 0) at once; the
@@ -134,19 +134,17 @@ func (o *owner) emitGap(g status.Gap) {
 }
 
 // stopped records why the camera stops here: its open records end now, and
-// a record of the stop's cause opens at the end of its last segment.
-func (o *owner) stopped() {
+// a record of cause (node_handover unless the camera was blocked or
+// removed) opens at the end of its last segment.
+func (o *owner) stopped(cause status.Cause) {
 	start := o.lastEnd
 	if len(o.gaps.opens) > 0 || start.IsZero() {
 		start = time.Now()
 	}
 	o.gaps.closeOpens(time.Now())
 	o.gaps.pending, o.gaps.detail = "", ""
-	cause := status.CauseNodeHandover
-	if f := o.r.cfg.StopCause; f != nil {
-		if c := f(o.id); c.Known() {
-			cause = c
-		}
+	if cause != status.CauseCameraBlocked && cause != status.CauseCameraRemoved {
+		cause = status.CauseNodeHandover
 	}
 	o.emitGap(status.Gap{StartMs: start.UnixMilli(), Cause: cause})
 }

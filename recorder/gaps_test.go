@@ -176,7 +176,7 @@ func TestGapCameraOffline(t *testing.T) {
 		}
 		ctl.set(nil, false)
 		settle(12 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second)
 		segs := rg.stored()
 		end, resumed := holeAfter(segs, downAt)
@@ -245,7 +245,7 @@ func TestGapRTPLoss(t *testing.T) {
 		ctl.set(nil, true)
 		lostAt := time.Now()
 		settle(6 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second)
 		segs := rg.stored()
 		end, resumed := holeAfter(segs, lostAt)
@@ -268,7 +268,7 @@ func TestGapCameraChanged(t *testing.T) {
 		rg.rec.Record(cam("c1", "ctl://cam/other"), 1)
 		editAt := time.Now()
 		settle(6 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second)
 		segs := rg.stored()
 		end, resumed := holeAfter(segs, editAt)
@@ -281,7 +281,7 @@ func TestGapCameraChanged(t *testing.T) {
 // Where a camera's gap begins when it starts here: the end another node
 // stored at a graceful stop (a handover), or, when storage holds a later
 // segment that no record follows, that segment's end (the node that
-// recorded it died). A stop records the cause StopCause gives.
+// recorded it died). A stop records the cause Stop is given.
 func TestGapStartAndStopCauses(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -313,12 +313,13 @@ func TestGapStartAndStopCauses(t *testing.T) {
 					}
 					return base.Add(-tc.lastSeg), tc.gapAfter, nil
 				}
-				if tc.stopCause != "" {
-					rg.rec.cfg.StopCause = func(string) status.Cause { return tc.stopCause }
+				stopCause := tc.stopCause
+				if stopCause == "" {
+					stopCause = status.CauseNodeHandover
 				}
 				rg.rec.Record(cam("c1", "ctl://cam/main"), 1)
 				settle(6 * time.Second)
-				rg.rec.Stop("c1")
+				rg.rec.Stop("c1", stopCause)
 				settle(time.Second)
 				segs := rg.stored()
 				var want []status.Gap

@@ -86,11 +86,6 @@ type Config struct {
 	// Gaps). It must not block. Optional.
 	OnGap func(status.Gap)
 
-	// StopCause, optional, says why a camera is being stopped
-	// (status.CauseCameraRemoved, status.CauseCameraBlocked); anything
-	// else, or nil, is status.CauseNodeHandover.
-	StopCause func(id string) status.Cause
-
 	// LastRecorded, optional, returns the end of the camera's last stored
 	// segment within a day (zero if none) and whether a gap record follows
 	// it. A camera that starts asks it: a last segment later than the end
@@ -164,15 +159,17 @@ func (r *Recorder) Record(cam camera.Config, epoch uint64) {
 	o.record(cam, epoch)
 }
 
-// Stop stops recording a camera and returns once its open segment is
-// finished and the end of its last segment stored. It implements
+// Stop stops recording a camera for cause (status.CauseCameraBlocked,
+// status.CauseCameraRemoved; anything else is status.CauseNodeHandover)
+// and returns once its open segment is finished, the end of its last
+// segment stored and a gap record of cause opened. It implements
 // cluster.Owners.
-func (r *Recorder) Stop(id string) {
+func (r *Recorder) Stop(id string, cause status.Cause) {
 	r.mu.Lock()
 	o := r.owners[id]
 	var done <-chan struct{}
 	if o != nil {
-		done = o.stop() // under r.mu: the owner cannot be forgotten meanwhile
+		done = o.stop(cause) // under r.mu: the owner cannot be forgotten meanwhile
 	}
 	r.mu.Unlock()
 	if done != nil {
@@ -232,13 +229,14 @@ func (r *Recorder) Camera(id string) (camera.Config, bool) {
 	return c, c.ID != ""
 }
 
-// Close stops every camera and finishes their open segments.
+// Close stops every camera, as handed over (the node stops), and finishes
+// their open segments.
 func (r *Recorder) Close() {
 	r.mu.Lock()
 	r.closed = true
 	var stops []<-chan struct{}
 	for _, o := range r.owners {
-		stops = append(stops, o.stop())
+		stops = append(stops, o.stop(status.CauseNodeHandover))
 	}
 	r.mu.Unlock()
 	for _, done := range stops {
