@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
@@ -13,10 +14,6 @@ import (
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
-
-// lastRecordedWithin is how far back a camera that starts looks for its
-// last stored segment (a crash of the node that recorded it).
-const lastRecordedWithin = 24 * time.Hour
 
 // startCatalogue builds the node's catalogue, through which every reader
 // of recordings finds them (API, player, export, snapshots, the page):
@@ -42,6 +39,7 @@ func (a *App) Catalogue() *catalogue.Catalogue { return a.cat }
 // NATS (docs/recording.md, Gaps): the recorder's, and the API's when it
 // blocks a client.
 func (a *App) startJournal() {
+	a.days = a.retentionRule()
 	a.journal = catalogue.NewJournal(catalogue.JournalConfig{
 		Store:   a.store,
 		Node:    a.cfg.NodeID,
@@ -49,6 +47,11 @@ func (a *App) startJournal() {
 		Attrs:   a.objectAttrs,
 		Log:     a.log.With(zap.String("component", "gaps")),
 	})
+	if a.mode.Recorder {
+		a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vigia_gap_records_dropped_total", Help: "Gap records refused or pushed out of the journal's full queue."},
+			func() float64 { return float64(a.journal.Stats().Dropped) }))
+	}
 }
 
 // closeJournal writes the records left, for up to 5 s.
@@ -64,7 +67,7 @@ func (a *App) closeJournal() {
 // objectAttrs returns the retention metadata and tag a camera's objects
 // carry.
 func (a *App) objectAttrs(ctx context.Context, camera string) (meta, tags map[string]string) {
-	days := a.retentionDays(ctx, camera)
+	days := a.days.Days(ctx, camera)
 	if days <= 0 {
 		return nil, nil
 	}
@@ -72,7 +75,7 @@ func (a *App) objectAttrs(ctx context.Context, camera string) (meta, tags map[st
 	return map[string]string{storage.MetaRetentionDays: d}, map[string]string{storage.TagRetentionDays: d}
 }
 
-// recordGap is the recorder's OnGap: the journal writes the record.
+// recordGap is the API's OnGap: the journal writes the record.
 func (a *App) recordGap(g status.Gap) {
 	if a.metrics != nil {
 		a.metrics.GapRecords.WithLabelValues(string(g.Cause)).Inc()
@@ -80,18 +83,19 @@ func (a *App) recordGap(g status.Gap) {
 	a.journal.Record(g)
 }
 
-// segmentDropped records the gap a segment the spool dropped leaves.
-func (a *App) segmentDropped(seg segmenter.Segment, reason string) {
-	cause := status.CauseSpoolQuota
-	if reason == "upload_failed" {
-		cause = status.CauseUploadFailed
-	}
-	a.recordGap(status.Gap{Camera: seg.Camera, StartMs: seg.StartMs(), EndMs: seg.End().UnixMilli(), Cause: cause, Detail: reason, Node: a.cfg.NodeID})
+// catalogueSegments gives the recorder the last stored segment of a
+// camera.
+type catalogueSegments struct{ cat *catalogue.Catalogue }
+
+func (s catalogueSegments) LastBefore(ctx context.Context, id string, t time.Time, within time.Duration) (time.Time, bool, error) {
+	l, err := s.cat.LastBefore(ctx, id, t, within)
+	return l.End, l.GapAfter, err
 }
 
-// lastRecorded is the recorder's LastRecorded: the end of the camera's last
-// stored segment within a day, and whether a gap record follows it.
-func (a *App) lastRecorded(ctx context.Context, id string) (time.Time, bool, error) {
-	l, err := a.cat.LastBefore(ctx, id, time.Now(), lastRecordedWithin)
-	return l.End, l.GapAfter, err
+// recorded returns the completeness of a camera recorded here.
+func (a *App) recorded(camera string) (status.Completeness, bool) {
+	if a.rec == nil {
+		return status.Completeness{}, false
+	}
+	return a.rec.Recorded(camera)
 }

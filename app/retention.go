@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/retention"
 )
 
@@ -94,26 +95,15 @@ func (a *App) staticRetention(ctx context.Context) ([]retention.CameraRetention,
 	return out, err
 }
 
-// retentionDays returns the camera's history_days for the object tag that
-// lifecycle rules match, or 0 when unknown (the sweeper still expires it).
-func (a *App) retentionDays(ctx context.Context, camera string) int {
-	if a.rec != nil {
-		if c, ok := a.rec.Camera(camera); ok {
-			return c.HistoryDays // the record in effect, edits included
-		}
-	}
+// retentionRule builds the rule for the history_days in effect for a
+// camera (recorder.Retention): the configured cameras', and the
+// registry's.
+func (a *App) retentionRule() *recorder.Retention {
+	static := map[string]int{}
 	for _, c := range a.cfg.Cameras {
-		if c.ID == camera {
-			return c.HistoryDays
-		}
+		static[c.ID] = c.HistoryDays
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	c, ok, err := a.bus.GetCamera(ctx, camera)
-	if err != nil || !ok {
-		return 0
-	}
-	return c.HistoryDays
+	return &recorder.Retention{Static: static, Records: a.bus}
 }
 
 // SweepRetention sweeps once now with each sweeper this process runs (the

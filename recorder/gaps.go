@@ -27,9 +27,22 @@ import (
 // noted last explains it. A failure opens a record (end 0) at once; the
 // hole that ends it closes it.
 
-// lastRecordedTimeout bounds the look for the last stored segment when a
-// camera starts.
-const lastRecordedTimeout = time.Second
+// The look for the last stored segment when a camera starts.
+const (
+	// lastRecordedTimeout bounds it.
+	lastRecordedTimeout = time.Second
+	// lastRecordedWithin is how far back it looks.
+	lastRecordedWithin = 24 * time.Hour
+)
+
+// Segments reads what storage holds of a camera (the catalogue in
+// production).
+type Segments interface {
+	// LastBefore returns the end of camera id's last stored segment
+	// before t, looking back at most within (zero if none), and whether a
+	// gap record follows it.
+	LastBefore(ctx context.Context, id string, t time.Time, within time.Duration) (end time.Time, gapAfter bool, err error)
+}
 
 // gapTracker is a camera's gap bookkeeping: the cause of the next hole and
 // the records still open. Its run's pipeline goroutine owns it while the
@@ -124,13 +137,27 @@ func (g *gapTracker) closeOpens(end time.Time) {
 	g.opens = nil
 }
 
-// emitGap hands a record to Config.OnGap.
+// Journal receives gap records (catalogue.Journal in production).
+type Journal interface {
+	// Record writes g; it must not block.
+	Record(g status.Gap)
+}
+
+// emitGap hands a record of this camera to Config.Journal.
 func (o *owner) emitGap(g status.Gap) {
-	if o.r.cfg.OnGap == nil {
-		return
+	g.Camera = o.id
+	o.r.emitGap(g)
+}
+
+// emitGap counts a record and hands it, from this node, to Config.Journal.
+func (r *Recorder) emitGap(g status.Gap) {
+	g.Node = r.cfg.NodeID
+	if m := r.cfg.Metrics; m != nil {
+		m.GapRecords.WithLabelValues(string(g.Cause)).Inc()
 	}
-	g.Camera, g.Node = o.id, o.r.cfg.NodeID
-	o.r.cfg.OnGap(g)
+	if r.cfg.Journal != nil {
+		r.cfg.Journal.Record(g)
+	}
 }
 
 // stopped records why the camera stops here: its open records end now, and
@@ -174,13 +201,13 @@ func (o *owner) failedGap(err error) {
 // explains what follows, the node that recorded it died, and the gap
 // begins there.
 func (o *owner) crashEnd(end time.Time) (time.Time, bool) {
-	f := o.r.cfg.LastRecorded
-	if f == nil {
+	segs := o.r.cfg.Segments
+	if segs == nil {
 		return end, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lastRecordedTimeout)
 	defer cancel()
-	last, gapAfter, err := f(ctx, o.id)
+	last, gapAfter, err := segs.LastBefore(ctx, o.id, time.Now(), lastRecordedWithin)
 	switch {
 	case err != nil:
 		o.log.Warn("last stored segment not read", zap.Error(err))

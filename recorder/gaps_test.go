@@ -307,11 +307,10 @@ func TestGapStartAndStopCauses(t *testing.T) {
 				if tc.stored > 0 {
 					rg.ends.ends["c1"] = base.Add(-tc.stored)
 				}
-				rg.rec.cfg.LastRecorded = func(context.Context, string) (time.Time, bool, error) {
-					if tc.lastSeg == 0 {
-						return time.Time{}, false, nil
-					}
-					return base.Add(-tc.lastSeg), tc.gapAfter, nil
+				if tc.lastSeg > 0 {
+					rg.rec.cfg.Segments = lastSegment{end: base.Add(-tc.lastSeg), gapAfter: tc.gapAfter}
+				} else {
+					rg.rec.cfg.Segments = lastSegment{}
 				}
 				stopCause := tc.stopCause
 				if stopCause == "" {
@@ -360,4 +359,15 @@ func TestGapQueueOverflow(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// lastSegment is a Segments that knows one last segment (none when end is
+// zero).
+type lastSegment struct {
+	end      time.Time
+	gapAfter bool
+}
+
+func (l lastSegment) LastBefore(context.Context, string, time.Time, time.Duration) (time.Time, bool, error) {
+	return l.end, l.gapAfter, nil
 }

@@ -123,7 +123,7 @@ func (o *owner) apply(cam camera.Config, epoch uint64) {
 		return
 	}
 	o.applied = cam
-	spec, err := o.r.cfg.Resolve(cam)
+	spec, err := o.r.resolve(cam)
 	var drv ingest.Driver
 	if err == nil {
 		drv, err = o.r.driver(spec)

@@ -7,7 +7,6 @@
 package recorder
 
 import (
-	"context"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/status"
 )
 
@@ -34,14 +34,38 @@ type Config struct {
 	// Drivers builds sources by URL scheme.
 	Drivers ingest.Registry
 
-	// Resolve turns a camera's record into what the node records: its
-	// source URL opened, P2P and push cameras resolved. An error wrapping
-	// ingest.PermanentError sets ERRO PERMANENTE until the record changes.
-	Resolve func(camera.Config) (ingest.Camera, error)
+	// Keys opens the sealed source URLs and P2P passwords of camera
+	// records, and seals those of static cameras.
+	Keys *sign.Keys
+
+	// Registry, optional, is the cameras' registry, into which Register
+	// writes static cameras.
+	Registry Registry
+
+	// Retention, optional, is the rule for the retention days in effect
+	// (Retention.Days); the recorder gives it the records in effect here.
+	Retention *Retention
 
 	// Ends, optional, keeps the end of each camera's last segment for the
 	// node that records it next.
 	Ends EndStore
+
+	// Segments, optional, tells a camera that starts the end of its last
+	// stored segment: a last segment later than the end stored by a
+	// graceful stop (Ends) means its node died.
+	Segments Segments
+
+	// Coverage, optional, works out each camera's completeness, which its
+	// status carries (docs/status.md, Completeness).
+	Coverage Coverage
+
+	// Statuses, optional, receives each camera's status when it changes.
+	Statuses Statuses
+
+	// Journal, optional, receives each gap record: why a camera's
+	// recording stopped or skipped, from when, and, once known, until
+	// when (docs/recording.md, Gaps).
+	Journal Journal
 
 	// Source holds the settings common to all sources.
 	Source ingest.SourceConfig
@@ -78,20 +102,6 @@ type Config struct {
 	// transcoding to AAC).
 	Stage StageFactory
 
-	// OnStatus receives each camera's status when it changes. Optional.
-	OnStatus func(status.Status)
-
-	// OnGap receives each gap record: why a camera's recording stopped
-	// or skipped, from when, and, once known, until when (docs/recording.md,
-	// Gaps). It must not block. Optional.
-	OnGap func(status.Gap)
-
-	// LastRecorded, optional, returns the end of the camera's last stored
-	// segment within a day (zero if none) and whether a gap record follows
-	// it. A camera that starts asks it: a last segment later than the end
-	// stored by a graceful stop (Ends) means its node died.
-	LastRecorded func(ctx context.Context, id string) (end time.Time, gapAfter bool, err error)
-
 	// Metrics, optional.
 	Metrics *metrics.Recorder
 
@@ -113,6 +123,8 @@ type Recorder struct {
 	// segment (kept endsKeep), for a start again here that cannot read
 	// the EndStore.
 	ends map[string]time.Time
+
+	complete *completeness // nil without Config.Coverage
 }
 
 // New returns a Recorder.
@@ -133,12 +145,20 @@ func New(cfg Config) *Recorder {
 	if burst < 1 {
 		burst = 1
 	}
-	return &Recorder{
+	r := &Recorder{
 		cfg:     cfg,
 		limiter: rate.NewLimiter(rate.Limit(cfg.ConnectRate), burst),
 		owners:  map[string]*owner{},
 		ends:    map[string]time.Time{},
 	}
+	if cfg.Retention != nil {
+		cfg.Retention.rec.Store(r)
+	}
+	if cfg.Coverage != nil {
+		r.complete = newCompleteness(r, cfg.Coverage)
+		go r.complete.run() // ends at Close
+	}
+	return r
 }
 
 // Record makes the node record cam, held under lease epoch, and returns at
@@ -242,15 +262,34 @@ func (r *Recorder) Close() {
 	for _, done := range stops {
 		<-done
 	}
+	if r.complete != nil {
+		r.complete.close()
+	}
 }
 
-// SegmentStored marks a camera's recording healthy again; wire it to the
-// spool's OnStored.
-func (r *Recorder) SegmentStored(camera string) { r.setRecordingError(camera, false) }
+// SegmentStored marks a camera's recording healthy again and counts the
+// segment in its completeness; wire it to the spool's OnStored.
+func (r *Recorder) SegmentStored(seg segmenter.Segment) {
+	if r.cfg.Coverage != nil {
+		r.cfg.Coverage.Stored(seg.Camera, seg.StartMs(), seg.End().UnixMilli())
+	}
+	r.setRecordingError(seg.Camera, false)
+}
 
 // SegmentFailed marks a camera's recording as failing; wire it to the
 // spool's OnUploadError.
 func (r *Recorder) SegmentFailed(camera string) { r.setRecordingError(camera, true) }
+
+// SegmentDropped records the gap a segment the spool dropped leaves
+// (upload_failed, or spool_quota for any other reason); wire it to the
+// spool's OnDropped.
+func (r *Recorder) SegmentDropped(seg segmenter.Segment, reason string) {
+	cause := status.CauseSpoolQuota
+	if reason == "upload_failed" {
+		cause = status.CauseUploadFailed
+	}
+	r.emitGap(status.Gap{Camera: seg.Camera, StartMs: seg.StartMs(), EndMs: seg.End().UnixMilli(), Cause: cause, Detail: reason})
+}
 
 func (r *Recorder) setRecordingError(id string, v bool) {
 	r.mu.Lock()
