@@ -9,15 +9,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/api/db"
-	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/retention"
 )
 
 // startRetention starts the sweeper of the static cameras: every camera
-// whose id is not an API id (camera.IsAPIID), from this node's
-// configuration and from the registry (NATS KV "cameras"), so static
-// cameras of other nodes are swept too. Every mode runs it; one node of the
+// whose id is not an API id, from this node's configuration and from the
+// registry (recorder.Retention.StaticCameras), so static cameras of other
+// nodes are swept too. Every mode runs it; one node of the
 // cluster sweeps at a time, through the lease retention.LeaseName.
 func (a *App) startRetention() error {
 	if !a.cfg.Retention.Enabled {
@@ -75,23 +74,13 @@ func (a *App) newSweeper(lease, cameras string, cams func(context.Context) ([]re
 	return sw, nil
 }
 
-// staticRetention lists the static cameras of the config file, then the
-// registry's cameras that are neither those nor API cameras (static and
-// synthetic cameras of other nodes). API cameras are the database
-// sweeper's (startDBRetention).
+// staticRetention lists the cameras of the static sweeper, as the
+// retention rule names them (recorder.Retention.StaticCameras).
 func (a *App) staticRetention(ctx context.Context) ([]retention.CameraRetention, error) {
-	seen := map[string]bool{}
 	var out []retention.CameraRetention
-	for _, c := range a.cfg.Cameras {
-		seen[c.ID] = true
-		out = append(out, retention.CameraRetention{Camera: c.ID, Days: c.HistoryDays})
-	}
-	reg, err := a.bus.ListCameras(ctx)
-	for _, c := range reg {
-		if !seen[c.ID] && !camera.IsAPIID(c.ID) {
-			out = append(out, retention.CameraRetention{Camera: c.ID, Days: c.HistoryDays})
-		}
-	}
+	err := a.days.StaticCameras(ctx, func(id string, days int) {
+		out = append(out, retention.CameraRetention{Camera: id, Days: days})
+	})
 	return out, err
 }
 

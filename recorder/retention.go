@@ -2,8 +2,12 @@ package recorder
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/vigia/vigia/camera"
 )
 
 // recordsTimeout bounds the registry read of Retention.Days.
@@ -49,6 +53,29 @@ func (t *Retention) Days(ctx context.Context, id string) int {
 		return 0
 	}
 	return c.HistoryDays
+}
+
+// StaticCameras calls fn with the history_days of each camera that the
+// sweeper of static cameras expires: the configured cameras, in id order,
+// then the registry's cameras that are neither those nor API cameras
+// (camera.IsAPIID), which are the static and synthetic cameras of other
+// nodes. API cameras are the database's. The error is the registry's; the
+// configured cameras are given all the same.
+func (t *Retention) StaticCameras(ctx context.Context, fn func(id string, days int)) error {
+	ids := slices.Sorted(maps.Keys(t.Static))
+	for _, id := range ids {
+		fn(id, t.Static[id])
+	}
+	if t.Records == nil {
+		return nil
+	}
+	reg, err := t.Records.ListCameras(ctx)
+	for _, c := range reg {
+		if _, static := t.Static[c.ID]; !static && !camera.IsAPIID(c.ID) {
+			fn(c.ID, c.HistoryDays)
+		}
+	}
+	return err
 }
 
 // static returns the history_days of a configured camera, 0 if none.

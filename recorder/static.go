@@ -17,6 +17,9 @@ type Records interface {
 	// GetCamera returns camera id's record; ok is false when there is
 	// none.
 	GetCamera(ctx context.Context, id string) (c camera.Config, ok bool, err error)
+
+	// ListCameras returns every record.
+	ListCameras(ctx context.Context) ([]camera.Config, error)
 }
 
 // Registry reads and writes the cameras' registry.

@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,19 @@ func (m *memRegistry) GetCamera(_ context.Context, id string) (camera.Config, bo
 	}
 	c, ok := m.cams[id]
 	return c, ok, nil
+}
+
+func (m *memRegistry) ListCameras(context.Context) ([]camera.Config, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail {
+		return nil, errors.New("registry unreachable")
+	}
+	var out []camera.Config
+	for _, c := range m.cams {
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func (m *memRegistry) PutCamera(_ context.Context, c camera.Config) error {
@@ -82,6 +96,31 @@ func TestRetentionDays(t *testing.T) {
 	var none *Retention
 	if got := none.Days(t.Context(), "static1"); got != 0 {
 		t.Errorf("Days without a rule = %d, want 0", got)
+	}
+}
+
+// The static sweeper takes the configured cameras, then the registry's
+// cameras that are neither those nor API cameras; the configured ones even
+// when the registry cannot be read.
+func TestStaticCameras(t *testing.T) {
+	reg := &memRegistry{cams: map[string]camera.Config{
+		"door":    {ID: "door", HistoryDays: 9},
+		"synth-1": {ID: "synth-1", HistoryDays: 3},
+		"4242":    {ID: "4242", HistoryDays: 1},
+	}}
+	rule := &Retention{Static: map[string]int{"door": 2, "yard": 5}, Records: reg}
+	got := map[string]int{}
+	if err := rule.StaticCameras(t.Context(), func(id string, days int) { got[id] = days }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"door": 2, "yard": 5, "synth-1": 3}
+	if !maps.Equal(got, want) {
+		t.Errorf("static cameras %v, want %v", got, want)
+	}
+	reg.fail = true
+	got = map[string]int{}
+	if err := rule.StaticCameras(t.Context(), func(id string, days int) { got[id] = days }); err == nil || len(got) != 2 {
+		t.Errorf("registry unreachable: %v, %v; want the error and the two configured cameras", got, err)
 	}
 }
 
