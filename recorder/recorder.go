@@ -1,9 +1,14 @@
-// Package recorder runs the cameras assigned to this node. Each camera has
-// one owner (a goroutine) that starts it, restarts it when a recorded
-// setting changes, stops it, and carries the end of its last segment to
-// the next run and the next node; each run is a supervised source feeding
-// a pipeline goroutine that cuts segments into the spool. It reports
-// status through a hook and never lets one camera's failure reach another.
+// Package recorder is a camera's home on this node, as mediamtx's path is.
+// Each camera has one owner (a goroutine) that resolves its record, starts
+// it, restarts it when a recorded setting changes, stops it for the cause
+// the cluster gives, and carries the end of its last segment to the next
+// run and the next node; each run is a supervised source feeding a
+// pipeline goroutine that cuts segments into the spool. The recorder is
+// the one writer of a camera's status (completeness and "no node has room"
+// included) and of its gap records, and holds the rule for the retention
+// days in effect. It reads and writes through small interfaces of its own
+// (Registry, EndStore, Segments, Coverage, Statuses, Journal), never NATS,
+// and never lets one camera's failure reach another.
 package recorder
 
 import (
