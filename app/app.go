@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -315,11 +316,8 @@ func (a *App) uploadSegment(ctx context.Context, seg segmenter.Segment, body io.
 	if seg.Recovered {
 		md["recovered"] = "1"
 	}
-	var tags map[string]string
-	if days := a.days.Days(ctx, seg.Camera); days > 0 {
-		md[storage.MetaRetentionDays] = strconv.Itoa(days)
-		tags = map[string]string{storage.TagRetentionDays: strconv.Itoa(days)}
-	}
+	meta, tags := a.days.Attrs(ctx, seg.Camera)
+	maps.Copy(md, meta)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	if err := a.store.Put(ctx, key, body, seg.Size, storage.PutOptions{ContentType: "video/mp4", Metadata: md, Tags: tags, Immutable: true}); err != nil {

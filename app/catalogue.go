@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,7 +11,6 @@ import (
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
-	"github.com/vigia/vigia/storage"
 )
 
 // startCatalogue builds the node's catalogue, through which every reader
@@ -44,7 +42,7 @@ func (a *App) startJournal() {
 		Store:   a.store,
 		Node:    a.cfg.NodeID,
 		Publish: a.outbox.EnqueueGap,
-		Attrs:   a.objectAttrs,
+		Attrs:   a.days.Attrs,
 		Log:     a.log.With(zap.String("component", "gaps")),
 	})
 	if a.mode.Recorder {
@@ -62,17 +60,6 @@ func (a *App) closeJournal() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	a.journal.Close(ctx)
-}
-
-// objectAttrs returns the retention metadata and tag a camera's objects
-// carry.
-func (a *App) objectAttrs(ctx context.Context, camera string) (meta, tags map[string]string) {
-	days := a.days.Days(ctx, camera)
-	if days <= 0 {
-		return nil, nil
-	}
-	d := strconv.Itoa(days)
-	return map[string]string{storage.MetaRetentionDays: d}, map[string]string{storage.TagRetentionDays: d}
 }
 
 // recordGap is the API's OnGap: the journal writes the record.

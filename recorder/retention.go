@@ -4,10 +4,12 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/storage"
 )
 
 // recordsTimeout bounds the registry read of Retention.Days.
@@ -53,6 +55,18 @@ func (t *Retention) Days(ctx context.Context, id string) int {
 		return 0
 	}
 	return c.HistoryDays
+}
+
+// Attrs returns the retention metadata and tag (storage.MetaRetentionDays,
+// storage.TagRetentionDays) that camera id's stored objects carry, nil
+// when its days are unknown.
+func (t *Retention) Attrs(ctx context.Context, id string) (meta, tags map[string]string) {
+	days := t.Days(ctx, id)
+	if days <= 0 {
+		return nil, nil
+	}
+	d := strconv.Itoa(days)
+	return map[string]string{storage.MetaRetentionDays: d}, map[string]string{storage.TagRetentionDays: d}
 }
 
 // StaticCameras calls fn with the history_days of each camera that the

@@ -13,6 +13,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/testenv"
 )
 
@@ -88,6 +89,12 @@ func TestRetentionDays(t *testing.T) {
 				t.Errorf("Days(%s) = %d, want %d", tt.id, got, tt.want)
 			}
 		})
+	}
+	if meta, tags := rule.Attrs(t.Context(), "edited"); meta[storage.MetaRetentionDays] != "14" || tags[storage.TagRetentionDays] != "14" {
+		t.Errorf("attrs of the edited camera: %v %v, want 14 days", meta, tags)
+	}
+	if meta, tags := rule.Attrs(t.Context(), "none"); meta != nil || tags != nil {
+		t.Errorf("attrs of an unknown camera: %v %v, want none", meta, tags)
 	}
 	reg.fail = true
 	if got := rule.Days(t.Context(), "other"); got != 0 {
