@@ -46,6 +46,7 @@ type completeness struct {
 
 	mu        sync.Mutex
 	published map[string]status.Completeness // the ratios last published
+	closeOnce sync.Once
 	stop      chan struct{}
 	done      chan struct{}
 }
@@ -57,7 +58,7 @@ func newCompleteness(r *Recorder, cov Coverage) *completeness {
 
 // close stops the upkeep.
 func (c *completeness) close() {
-	close(c.stop)
+	c.closeOnce.Do(func() { close(c.stop) })
 	<-c.done
 }
 

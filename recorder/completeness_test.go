@@ -111,3 +111,10 @@ func TestCompletenessInStatus(t *testing.T) {
 		}
 	})
 }
+
+// Close may be called twice.
+func TestCloseTwice(t *testing.T) {
+	r := New(Config{Keys: testKeys, Coverage: &memCoverage{ratios: map[string]status.Completeness{}}})
+	r.Close()
+	r.Close()
+}
