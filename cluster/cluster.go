@@ -12,7 +12,7 @@
 //
 // The cluster decides; it does nothing to a camera itself. It tells the
 // node's Owners which cameras to record, with their record and lease epoch,
-// and which to stop. One goroutine (the loop) owns the state; every request
+// and which to stop, and why (blocked, removed, or handed over). One goroutine (the loop) owns the state; every request
 // to NATS and every stop runs in a goroutine of its own and reports back to
 // the loop, so a slow NATS server or a slow stop never delays renewals or
 // fencing.
