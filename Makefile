@@ -138,7 +138,7 @@ fuzz:
 	$(GO) test ./ingest/rtmp -run '^$$' -fuzz '^FuzzDemux$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ingest/p2p -run '^$$' -fuzz '^FuzzParseLookupResponse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./segmenter -run '^$$' -fuzz '^FuzzRecoverSpoolFile$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./segmenter -run '^$$' -fuzz '^FuzzPlaylist$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./player -run '^$$' -fuzz '^FuzzPlaylist$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./export -run '^$$' -fuzz '^FuzzParseInit$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./thumbs -run '^$$' -fuzz '^FuzzBoxOffset$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./thumbs/decoder -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/camera"
-	"github.com/vigia/vigia/ingest"
 )
 
 // resolveTimeout bounds the DNS lookup of a camera host.
@@ -190,7 +189,7 @@ func (s *Server) checkAddress(ctx context.Context, f *fields, k, raw string) {
 		}
 	}
 	for _, a := range addrs {
-		if !ingest.AddressAllowed(a, s.cfg.AllowPrivateNetworks) {
+		if !camera.AddressAllowed(a, s.cfg.AllowPrivateNetworks) {
 			f.errs.add(k, "points at a loopback, private or link-local address, which this service does not reach")
 			return
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/camera"
-	"github.com/vigia/vigia/ingest/rtmp"
 	"github.com/vigia/vigia/status"
 )
 
@@ -157,7 +156,7 @@ func (s *Server) rtmpURL(id int64) string {
 		base = "rtmp://" + host + ":1935/live"
 	}
 	// The key is the one the recorders' push server checks (ingest/rtmp).
-	return strings.TrimRight(base, "/") + "/" + camID(id) + "?key=" + rtmp.PushKeyOf(s.keys, camID(id))
+	return strings.TrimRight(base, "/") + "/" + camID(id) + "?key=" + camera.PushKey(s.keys, camID(id))
 }
 
 // cameraStatus is the camera's current status: BLOQUEADA when its client

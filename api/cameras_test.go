@@ -98,9 +98,7 @@ func TestCameraRules(t *testing.T) {
 		}
 
 		// Update: 201 with the current status; 404 for an unknown id; 400 for a bad one.
-		if err := e.bus.PublishStatus(t.Context(), status.Status{Camera: id, Code: status.Online, Width: 1280, Height: 720}); err != nil {
-			t.Fatal(err)
-		}
+		publishStatus(t, e.bus, status.Status{Camera: id, Code: status.Online, Width: 1280, Height: 720})
 		r = e.do("PUT", op("/api/v1/cameras/"+id), with(rtsp, "description", "Renamed")).want(t, 201)
 		if rec := r.json(t).([]any)[0].(map[string]any); rec["description"] != "Renamed" || rec["stream_status"] != float64(1) || rec["status_description"] != "ONLINE" {
 			t.Fatalf("updated: %s", r.body)

@@ -94,9 +94,7 @@ func TestMediaOperations(t *testing.T) {
 		e.do("GET", "/api/camera/"+c+"/thumbs-hourly?token="+tok+"&id="+c+"&digest="+d+"&ts=x", nil).want(t, 422)
 
 		// Listing and single read with status, thumb and digests.
-		if err := e.bus.PublishStatus(t.Context(), status.Status{Camera: c, Code: status.Permanent, Width: 640, Height: 360, RecordingError: true}); err != nil {
-			t.Fatal(err)
-		}
+		publishStatus(t, e.bus, status.Status{Camera: c, Code: status.Permanent, Width: 640, Height: 360, RecordingError: true})
 		r = e.do("GET", "/api/v4/cameras?token="+tok+"&p=hls", nil).want(t, 200)
 		cam := r.obj(t)["data"].([]any)[0].(map[string]any)
 		if cam["stream_status_desc"] != "ERRO PERMANENTE" || cam["last_recieved_width"] != float64(640) || cam["recording_error"] != true ||

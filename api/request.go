@@ -102,7 +102,7 @@ func (s *Server) readInput(w http.ResponseWriter, r *http.Request) (map[string]a
 }
 
 // bodyError answers a body that could not be read: 413 over the limit, 408
-// when it did not arrive in time (the node's http.body_timeout), else 400.
+// when it did not arrive in time (the node's http.read_timeout), else 400.
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {

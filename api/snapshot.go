@@ -103,19 +103,13 @@ func (s *Server) latestSnapshot(ctx context.Context, camera string) string {
 	after := storage.SnapshotKey(camera, s.now().Add(-snapshotRecent))
 	last := ""
 	for _, start := range []string{after, ""} {
-		opts := storage.ListOptions{StartAfter: start}
-		for {
-			page, err := s.cfg.Store.List(ctx, prefix, opts)
+		for page, err := range storage.Pages(ctx, s.cfg.Store, prefix, storage.ListOptions{StartAfter: start}) {
 			if err != nil {
 				return ""
 			}
 			if n := len(page.Objects); n > 0 {
 				last = page.Objects[n-1].Key
 			}
-			if page.Next == "" || page.Next <= opts.StartAfter {
-				break
-			}
-			opts.StartAfter = page.Next
 		}
 		if last != "" {
 			return last

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/testenv"
 )
 
 func TestDownloadableVideos(t *testing.T) {
@@ -111,9 +113,7 @@ func TestEventsFromNATS(t *testing.T) {
 		pub := func(id string, cam int64, typ int, at time.Time) {
 			key := storage.EventImageKey(camID(cam), id)
 			e.put(key, "img")
-			if err := e.bus.PublishEvent(ctx, bus.Event{ID: id, Camera: camID(cam), Type: typ, AtMs: at.UnixMilli(), ImageKey: key}); err != nil {
-				t.Fatal(err)
-			}
+			publishEvent(t, e.bus, bus.Event{ID: id, Camera: camID(cam), Type: typ, AtMs: at.UnixMilli(), ImageKey: key})
 		}
 		for i := 0; i < 35; i++ {
 			pub("a"+strconv.Itoa(i), camA, []int{5, 1}[i%2], day.Add(time.Duration(i)*time.Minute))
@@ -121,26 +121,20 @@ func TestEventsFromNATS(t *testing.T) {
 		pub("a0", camA, 5, day) // a duplicate id outside the window: stored once
 		pub("b0", camB, 5, day)
 		pub("late", camA, 5, day.Add(48*time.Hour))
-		if err := e.bus.PublishEvent(ctx, bus.Event{ID: "static", Camera: "synth-1", Type: 5, AtMs: day.UnixMilli()}); err != nil {
-			t.Fatal(err)
-		}
+		publishEvent(t, e.bus, bus.Event{ID: "static", Camera: "synth-1", Type: 5, AtMs: day.UnixMilli()})
 		var page map[string]any
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		testenv.WaitForNil(t, 20*time.Second, "35 events stored", func() error {
 			r := e.do("GET", "/api/v1/events?token="+tokA+"&start_at=2025-03-09&end_at=2025-03-09", nil).want(t, 200)
 			list := r.json(t).([]any)
 			if len(list) != 1 {
 				t.Fatalf("events body is not a list of one page: %s", r.body)
 			}
 			page = list[0].(map[string]any)
-			if page["total"] == float64(35) {
-				break
+			if page["total"] != float64(35) {
+				return fmt.Errorf("total %v", page["total"])
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("events stored: %v", page["total"])
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 		data := page["data"].([]any)
 		if page["per_page"] != float64(30) || page["last_page"] != float64(2) || len(data) != 30 {
 			t.Fatalf("page: %v", page)

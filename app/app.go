@@ -1,7 +1,9 @@
 // Package app wires Vigia's components together for the commands in
 // cmd/vigia: it builds them from the configuration, connects their hooks,
-// serves the node's HTTP endpoints and closes everything in order. Nothing
-// imports it but cmd.
+// serves the node's HTTP endpoints and closes everything in order. cmd/vigia
+// imports it, and so does bench (behind `vigia bench`), which builds its
+// recorder node through New, as `vigia recorder` does, to measure it in
+// its own process; no other package does.
 package app
 
 import (
@@ -34,6 +36,7 @@ import (
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/thumbs/decodeproc"
 )
@@ -282,7 +285,7 @@ func (a *App) startRecorder() error {
 		PermanentRetry:   time.Duration(cfg.Ingest.PermanentRetry),
 		SegmentDuration:  time.Duration(cfg.Recording.SegmentDuration),
 		FragmentDuration: time.Duration(cfg.Recording.FragmentDuration),
-		Consumers:        append([]recorder.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
+		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
 		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),

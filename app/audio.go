@@ -3,12 +3,12 @@ package app
 import (
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/audio/transcode"
 	"github.com/vigia/vigia/media"
-	"github.com/vigia/vigia/recorder"
+	"github.com/vigia/vigia/metrics"
+	"github.com/vigia/vigia/stream"
 )
 
 // audioStage returns the recorder's stage: a camera's G.711 or Opus audio
@@ -16,23 +16,12 @@ import (
 // cannot be (a codec Vigia does not take, a build without cgo) is recorded
 // without sound: counted at each run, and said in the log once per camera
 // and codec. Units that do not decode count as decode errors.
-func (a *App) audioStage(decodeErr func(error)) recorder.StageFactory {
+func (a *App) audioStage(decodeErr func(error)) stream.StageFactory {
 	var counters transcode.Counters
-	unrecorded := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vigia_audio_unrecorded_tracks_total",
-		Help: "Runs of cameras whose audio is not recorded because it cannot be transcoded to AAC, by codec.",
-	}, []string{"codec"})
-	for _, c := range []string{string(media.G711U), string(media.G711A), string(media.Opus), "other"} {
-		unrecorded.WithLabelValues(c)
-	}
-	a.reg.MustRegister(unrecorded,
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vigia_audio_transcode_cpu_seconds_total", Help: "CPU time spent transcoding camera audio to AAC.",
-		}, func() float64 { return counters.Stats().CPU.Seconds() }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vigia_audio_transcoded_seconds_total", Help: "Camera audio transcoded to AAC, in seconds of audio.",
-		}, func() float64 { return counters.Stats().Audio.Seconds() }),
-	)
+	unrecorded := metrics.NewAudio(a.reg, func() metrics.AudioStats {
+		s := counters.Stats()
+		return metrics.AudioStats{CPU: s.CPU, Audio: s.Audio}
+	}).Unrecorded
 	log := a.log.With(zap.String("component", "audio"))
 	var mu sync.Mutex
 	said := map[string]media.Codec{} // camera → codec last said
@@ -58,7 +47,7 @@ func (a *App) audioStage(decodeErr func(error)) recorder.StageFactory {
 		}
 		log.Warn("camera audio not recorded: it cannot be transcoded to AAC", fields...)
 	}
-	return func(camera string, tracks []*media.Track) ([]*media.Track, recorder.Stage) {
+	return func(camera string, tracks []*media.Track) ([]*media.Track, stream.Stage) {
 		for _, t := range tracks {
 			if !t.Codec.Known() {
 				notRecorded(camera, t.Codec, nil)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/catalogue"
-	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/storage"
 )
 
 // startCatalogue builds the node's catalogue, through which every reader
@@ -20,7 +20,7 @@ import (
 func (a *App) startCatalogue() {
 	a.cat = catalogue.New(catalogue.Config{
 		Store:      a.store,
-		MaxSegment: segmenter.MaxSegmentDuration(time.Duration(a.cfg.Recording.SegmentDuration)),
+		MaxSegment: storage.MaxSegmentDuration(time.Duration(a.cfg.Recording.SegmentDuration)),
 	})
 	stop, err := a.bus.WatchSegments(func(n bus.SegmentNotice) { a.cat.NoteInitSize(n.Key, n.InitSize) })
 	if err != nil {
@@ -46,9 +46,7 @@ func (a *App) startJournal() {
 		Log:     a.log.With(zap.String("component", "gaps")),
 	})
 	if a.mode.Recorder {
-		a.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vigia_gap_records_dropped_total", Help: "Gap records refused or pushed out of the journal's full queue."},
-			func() float64 { return float64(a.journal.Stats().Dropped) }))
+		metrics.RegisterGapJournal(a.reg, func() float64 { return float64(a.journal.Stats().Dropped) })
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/live"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/recorder"
 )
 
@@ -50,11 +50,7 @@ func (a *App) startCluster(ctx context.Context) error {
 // node has room for, and that this node would record, are counted in
 // vigia_cluster_unplaced_cameras and get their status from the recorder.
 func (a *App) unplaced() func(ids []string) {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "vigia_cluster_unplaced_cameras",
-		Help: "Cameras that no recorder node has room for, counted by the node that would record them.",
-	})
-	a.reg.MustRegister(g)
+	g := metrics.NewCluster(a.reg).Unplaced
 	return func(ids []string) {
 		g.Set(float64(len(ids)))
 		a.rec.Unplaced(ids)

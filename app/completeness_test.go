@@ -4,12 +4,17 @@ package app
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
 // A recorded camera gets its completeness in its status record, in
@@ -20,7 +25,7 @@ func TestCompletenessPublished(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 70*time.Second)
 	defer cancel()
 	var r status.Completeness
-	waitFor(t, 60*time.Second, "the status record with its completeness", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the status record with its completeness", func() bool {
 		st, ok, err := a.bus.GetStatus(ctx, cam)
 		if err != nil || !ok || st.Recorded == nil {
 			return false
@@ -43,7 +48,14 @@ func TestCompletenessPublished(t *testing.T) {
 	if got := m.GetGauge().GetValue(); got != r.Hour {
 		t.Errorf("vigia_camera_recorded_ratio{window=1h} = %v, want %v", got, r.Hour)
 	}
-	if c := a.clusterCompleteness(ctx); c == nil || c.Cameras != 1 || c.Hour != percent(r.Hour) {
-		t.Errorf("cluster figure %+v, want one camera at %s", c, percent(r.Hour))
+	page := a.nodePage()
+	page.Allowed = func(*http.Request) bool { return true }
+	mux := http.NewServeMux()
+	page.Register(mux)
+	rr := httptest.NewRecorder()
+	mux.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/", nil))
+	want := "Recorded, all 1 cameras of the cluster: <b>" + strconv.FormatFloat(100*r.Hour, 'f', 1, 64) + " %</b>"
+	if !strings.Contains(rr.Body.String(), want) {
+		t.Errorf("the page lacks the cluster figure %q:\n%s", want, rr.Body.String())
 	}
 }

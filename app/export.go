@@ -44,15 +44,6 @@ func (a *App) startExport(ctx context.Context) error {
 	return nil
 }
 
-// Exports returns the downloadable video job client, nil when this node
-// runs no export service.
-func (a *App) Exports() *export.Jobs {
-	if a.export == nil {
-		return nil
-	}
-	return a.export.Jobs()
-}
-
 // closeExport stops the workers; running jobs go back to the queue.
 func (a *App) closeExport() {
 	if a.export != nil {

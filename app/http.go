@@ -10,12 +10,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/api"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/connlimit"
+	"github.com/vigia/vigia/metrics"
+	"github.com/vigia/vigia/player"
 )
 
 // serveHTTP starts the node's HTTP endpoints: /healthz, /readyz, /metrics,
@@ -40,8 +42,7 @@ func (a *App) serveHTTP() {
 	if a.api != nil {
 		a.api.srv.Register(mux)
 	}
-	mux.HandleFunc("GET /{$}", a.indexPage)
-	mux.HandleFunc("GET /recordings/{camera}", a.recordingsJSON)
+	a.nodePage().Register(mux)
 	hc := a.cfg.HTTP
 	a.http = httpServer(a.instrumentHTTP(mux), hc)
 	a.http.ErrorLog = zap.NewStdLog(a.log.With(zap.String("component", "http")))
@@ -60,6 +61,37 @@ func (a *App) serveHTTP() {
 			a.log.Error("http server stopped", zap.Error(err))
 		}
 	}()
+}
+
+// nodePage is the node's recordings page: cameras from the recorder,
+// segments from the catalogue, the cluster's completeness from the status
+// records; operator tokens, or none from this machine on a `serve` node.
+func (a *App) nodePage() *player.NodePage {
+	p := &player.NodePage{
+		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve"),
+		Node:            a.cfg.NodeID,
+		Store:           a.store,
+		SignedURLExpiry: time.Duration(a.cfg.Storage.SignedURLExpiry),
+		Segments:        a.cat.Segments,
+		Recorded:        a.recorded,
+		HLS:             a.api != nil,
+	}
+	if a.rec != nil {
+		p.Cameras = a.rec
+	}
+	if a.live != nil {
+		p.LiveURL = a.LiveURL
+	}
+	if a.bus != nil {
+		p.Statuses = a.bus.ListStatus
+	}
+	return p
+}
+
+// trustedProxies returns http.trusted_proxies (Validate has checked it).
+func (a *App) trustedProxies() []netip.Prefix {
+	p, _ := config.ParsePrefixList(a.cfg.HTTP.TrustedProxies)
+	return p
 }
 
 // httpServer returns the node's HTTP server for h with the time and size
@@ -88,21 +120,7 @@ const maxHeaderBytes = 64 << 10
 // vigia_rejected_connections_total{listener, reason}, every reason of the
 // listener exported from 0.
 func (a *App) rejectedConnections(listener string, reasons []string) func(reason string) {
-	cv := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vigia_rejected_connections_total",
-		Help: "Connections closed by a listener's limits before being served, by listener and reason.",
-	}, []string{"listener", "reason"})
-	if err := a.reg.Register(cv); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			panic(err)
-		}
-		cv = are.ExistingCollector.(*prometheus.CounterVec)
-	}
-	for _, r := range reasons {
-		cv.WithLabelValues(listener, r)
-	}
-	return func(reason string) { cv.WithLabelValues(listener, reason).Inc() }
+	return metrics.RejectedConnections(a.reg, listener, reasons)
 }
 
 // readiness is the body of /readyz.

@@ -9,13 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vigia/vigia/api"
+	"github.com/vigia/vigia/metrics"
 )
-
-// httpMetrics counts the node's HTTP requests by route and status code.
-type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-}
 
 // instrumentHTTP wraps the node's mux so every request is counted in
 // vigia_http_requests_total{route,code} and timed in
@@ -23,16 +18,7 @@ type httpMetrics struct {
 // that served the request ("GET /api/v4/cameras"), "unmatched" for none,
 // so the label set stays bounded.
 func (a *App) instrumentHTTP(mux *http.ServeMux) http.Handler {
-	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vigia_http_requests_total", Help: "HTTP requests answered, by route pattern and status code."},
-			[]string{"route", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "vigia_http_request_duration_seconds", Help: "Time to answer an HTTP request, by route pattern.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}},
-			[]string{"route"}),
-	}
-	a.reg.MustRegister(m.requests, m.duration)
+	m := metrics.NewHTTP(a.reg)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
@@ -41,8 +27,8 @@ func (a *App) instrumentHTTP(mux *http.ServeMux) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
-		m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
-		m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		m.Requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
+		m.Duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 	})
 }
 
@@ -84,13 +70,7 @@ type countingExporter struct {
 
 // countExports wraps the API's exporter with the export job counter.
 func (a *App) countExports(e api.Exporter) api.Exporter {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vigia_export_jobs_submitted_total", Help: "Downloadable video jobs queued by the API, by result (ok, error)."},
-		[]string{"result"})
-	c.WithLabelValues("ok")
-	c.WithLabelValues("error")
-	a.reg.MustRegister(c)
-	return countingExporter{Exporter: e, submitted: c}
+	return countingExporter{Exporter: e, submitted: metrics.NewExport(a.reg).Submitted}
 }
 
 func (c countingExporter) Submit(ctx context.Context, j api.Job) error {

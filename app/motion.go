@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/motion"
-	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/stream"
 )
 
 // motionMessage is the JSON of a motion event on vigia.events.{camera}.5:
@@ -28,7 +28,7 @@ type motionMessage struct {
 	Node string `json:"node,omitempty"`
 }
 
-func (a *App) startMotion() recorder.ConsumerFactory {
+func (a *App) startMotion() stream.ConsumerFactory {
 	cfg := a.cfg.Motion
 	if !cfg.Enabled {
 		return nil
@@ -49,7 +49,7 @@ func (a *App) startMotion() recorder.ConsumerFactory {
 	if !svc.Available() {
 		return nil
 	}
-	return func(camera string) recorder.Consumer {
+	return func(camera string) stream.Consumer {
 		if c := svc.Consumer(camera); c != nil {
 			return c
 		}
@@ -86,23 +86,9 @@ func (a *App) publishMotion(ev motion.Event) error {
 }
 
 func (a *App) registerMotionMetrics(svc *motion.Service) {
-	counter := func(name, help string, f func(motion.Stats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return f(svc.Stats()) })
-	}
-	a.reg.MustRegister(
-		counter("vigia_motion_events_total", "Motion events published.",
-			func(s motion.Stats) float64 { return float64(s.Events) }),
-		counter("vigia_motion_publish_errors_total", "Motion events that could not be queued for NATS.",
-			func(s motion.Stats) float64 { return float64(s.PublishErrors) }),
-		counter("vigia_motion_dropped_units_total", "Video units not analysed because a camera's motion queue was full.",
-			func(s motion.Stats) float64 { return float64(s.Dropped) }),
-		counter("vigia_motion_triggers_total", "Times the frame-size trigger started decoding.",
-			func(s motion.Stats) float64 { return float64(s.Looks) }),
-		counter("vigia_motion_decoded_frames_total", "Frames decoded to confirm motion.",
-			func(s motion.Stats) float64 { return float64(s.Decoded) }),
-		counter("vigia_motion_unreadable_total", "Looks and keyframe checks given up because a frame could not be read back from the spool file (its segment had ended).",
-			func(s motion.Stats) float64 { return float64(s.Unreadable) }),
-		counter("vigia_motion_cpu_seconds_total", "CPU time the decoder processes spent on the motion detectors' requests.",
-			func(s motion.Stats) float64 { return s.CPU.Seconds() }),
-	)
+	metrics.RegisterMotion(a.reg, func() metrics.MotionStats {
+		s := svc.Stats()
+		return metrics.MotionStats{Events: s.Events, PublishErrors: s.PublishErrors, Dropped: s.Dropped,
+			Looks: s.Looks, Decoded: s.Decoded, Unreadable: s.Unreadable, CPU: s.CPU}
+	})
 }

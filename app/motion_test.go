@@ -20,6 +20,7 @@ import (
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/motion"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/testenv"
 )
 
 // movingObjectUnits encodes 16 s of a still scene with an object moving
@@ -117,7 +118,7 @@ func TestMotionEventPublished(t *testing.T) {
 			return nil
 		})
 	}()
-	waitFor(t, 20*time.Second, "the motion event", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the motion event", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) > 0

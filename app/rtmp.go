@@ -8,13 +8,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/rtmp"
 	"github.com/vigia/vigia/ingest/rtmp/wire"
 	"github.com/vigia/vigia/ingest/rtsp"
+	"github.com/vigia/vigia/metrics"
 )
 
 // ingestDrivers builds the source drivers of the recorder by URL scheme:
@@ -23,13 +23,8 @@ import (
 func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
 	rtspLog := a.log.With(zap.String("component", "rtsp"))
 	rtmpLog := a.log.With(zap.String("component", "rtmp"))
-	conns := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "vigia_rtmp_connections_total", Help: "Connections accepted by the RTMP push server."})
-	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vigia_rtmp_refused_total", Help: "RTMP publishers refused, by reason."}, []string{"reason"})
-	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vigia_rtmp_errors_total", Help: "RTMP push connections closed for bad input, by reason."}, []string{"reason"})
-	a.reg.MustRegister(conns, refused, errs)
+	m := metrics.NewRTMP(a.reg)
+	conns, refused, errs := m.Connections, m.Refused, m.Errors
 	rc := a.cfg.RTMP
 	a.rtmp = rtmp.NewServer(rtmp.ServerConfig{
 		Addr:                 rc.Addr,

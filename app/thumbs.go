@@ -8,11 +8,11 @@ import (
 	"io"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/vigia/vigia/recorder"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/thumbs"
 	"github.com/vigia/vigia/thumbs/decodeproc"
 )
@@ -49,8 +49,8 @@ func (a *App) thumbnailsStatus() string {
 
 // startImaging starts thumbnails, snapshots and motion detection and
 // returns their recorder consumers.
-func (a *App) startImaging() []recorder.ConsumerFactory {
-	var fs []recorder.ConsumerFactory
+func (a *App) startImaging() []stream.ConsumerFactory {
+	var fs []stream.ConsumerFactory
 	if f := a.startThumbs(); f != nil {
 		fs = append(fs, f)
 	}
@@ -73,7 +73,7 @@ func (a *App) closeImaging() {
 	}
 }
 
-func (a *App) startThumbs() recorder.ConsumerFactory {
+func (a *App) startThumbs() stream.ConsumerFactory {
 	cfg := a.cfg.Thumbs
 	log := a.log.With(zap.String("component", "thumbs"))
 	svc := thumbs.New(thumbs.Config{
@@ -98,7 +98,7 @@ func (a *App) startThumbs() recorder.ConsumerFactory {
 			a.thumbs.stopSnap = stop
 		}
 	}
-	return func(camera string) recorder.Consumer {
+	return func(camera string) stream.Consumer {
 		if c := svc.Consumer(camera); c != nil {
 			return c
 		}
@@ -179,62 +179,17 @@ func (a *App) readObject(ctx context.Context, key string) ([]byte, error) {
 }
 
 func (a *App) registerThumbMetrics(svc *thumbs.Service) {
-	counter := func(name, help string, f func(thumbs.Stats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return f(svc.Stats()) })
-	}
-	images := func(kind string, f func(thumbs.Stats) uint64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vigia_thumbnail_images_total", Help: "Images stored, by kind (minute, hourly, snapshot).",
-			ConstLabels: prometheus.Labels{"kind": kind},
-		}, func() float64 { return float64(f(svc.Stats())) })
-	}
-	a.reg.MustRegister(
-		images("minute", func(s thumbs.Stats) uint64 { return s.Minute }),
-		images("hourly", func(s thumbs.Stats) uint64 { return s.Hourly }),
-		images("snapshot", func(s thumbs.Stats) uint64 { return s.Snapshots }),
-		counter("vigia_thumbnail_dropped_total", "Thumbnails not made because the queue was full.",
-			func(s thumbs.Stats) float64 { return float64(s.Dropped) }),
-		counter("vigia_thumbnail_decode_errors_total", "Keyframes that could not be decoded or encoded.",
-			func(s thumbs.Stats) float64 { return float64(s.DecodeErrors) }),
-		counter("vigia_thumbnail_store_errors_total", "Images that could not be stored.",
-			func(s thumbs.Stats) float64 { return float64(s.StoreErrors) }),
-		counter("vigia_thumbnail_unreadable_keyframes_total", "Keyframes a snapshot could not read back from the spool file because their segment had ended.",
-			func(s thumbs.Stats) float64 { return float64(s.Unreadable) }),
-		counter("vigia_thumbnail_cpu_seconds_total", "CPU time the decoder processes spent decoding, scaling and encoding the images made.",
-			func(s thumbs.Stats) float64 { return s.CPU.Seconds() }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_thumbnail_queue_length", Help: "Thumbnails waiting for a worker."},
-			func() float64 { return float64(svc.Stats().Queued) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_thumbnail_available", Help: "1 when this node can decode video (cgo, decoder processes), 0 otherwise."},
-			func() float64 {
-				if svc.Available() {
-					return 1
-				}
-				return 0
-			}),
-	)
+	metrics.RegisterThumbs(a.reg, func() metrics.ThumbStats {
+		s := svc.Stats()
+		return metrics.ThumbStats{Minute: s.Minute, Hourly: s.Hourly, Snapshots: s.Snapshots, Dropped: s.Dropped,
+			DecodeErrors: s.DecodeErrors, StoreErrors: s.StoreErrors, Unreadable: s.Unreadable, Queued: s.Queued, CPU: s.CPU}
+	}, svc.Available)
 }
 
 func (a *App) registerDecoderMetrics() {
 	pool := a.decoders
-	restarts := func(reason string) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vigia_decoder_restarts_total", Help: "Decoder processes killed and replaced, by reason (crash, memory, timeout, protocol, canceled, exited).",
-			ConstLabels: prometheus.Labels{"reason": reason},
-		}, func() float64 { return float64(pool.Stats().Restarts[reason]) })
-	}
-	for _, r := range decodeproc.Reasons {
-		a.reg.MustRegister(restarts(r))
-	}
-	a.reg.MustRegister(
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vigia_decoder_requests_total", Help: "Requests a decoder process answered (pictures and errors it reported)."},
-			func() float64 { return float64(pool.Stats().Requests) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vigia_decoder_start_failures_total", Help: "Decoder processes that did not start."},
-			func() float64 { return float64(pool.Stats().StartFailures) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vigia_decoder_cpu_seconds_total", Help: "CPU time of the decoder processes, exited ones included."},
-			func() float64 { return pool.Stats().CPU.Seconds() }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_decoder_processes", Help: "Decoder processes running."},
-			func() float64 { return float64(pool.Stats().Processes) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "vigia_decoder_resident_bytes", Help: "Resident set of the decoder processes together."},
-			func() float64 { return float64(pool.ResidentBytes()) }),
-	)
+	metrics.RegisterDecoders(a.reg, decodeproc.Reasons, func() metrics.DecoderStats {
+		s := pool.Stats()
+		return metrics.DecoderStats{Requests: s.Requests, Restarts: s.Restarts, StartFailures: s.StartFailures, Processes: s.Processes, CPU: s.CPU}
+	}, pool.ResidentBytes)
 }

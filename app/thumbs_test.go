@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/fs"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 	"github.com/vigia/vigia/thumbs"
 )
 
@@ -145,15 +147,14 @@ func TestMinuteAndHourlyThumbnails(t *testing.T) {
 			}
 
 			var minute, hourly []string
-			deadline := time.Now().Add(60 * time.Second)
-			for {
+			testenv.WaitForNil(t, 60*time.Second, "the thumbnails", func() error {
 				minute = listKeys(t, a.store, storage.PrefixThumbs+cam+"/")
 				hourly = listKeys(t, a.store, storage.PrefixHourlyThumbs+cam+"/")
-				if len(minute) >= len(wantMinute) && len(hourly) >= len(wantHourly) || time.Now().After(deadline) {
-					break
+				if len(minute) < len(wantMinute) || len(hourly) < len(wantHourly) {
+					return fmt.Errorf("minute %v, hourly %v", minute, hourly)
 				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return nil
+			})
 			slices.Sort(minute)
 			if !slices.Equal(minute, wantMinute) {
 				t.Fatalf("minute thumbnails %v, want %v", minute, wantMinute)
@@ -208,17 +209,6 @@ func recorderApp(t *testing.T) (*App, string) {
 	return a, "cam1"
 }
 
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // lumaPSNR compares the luma of a JPEG with FFmpeg's full-range luma of
 // frame n of the MP4 file.
 func lumaPSNR(t *testing.T, jpg []byte, mp4 string, n int) float64 {
@@ -258,7 +248,7 @@ func TestSnapshots(t *testing.T) {
 	a, cam := recorderApp(t)
 
 	// Now, over NATS.
-	waitFor(t, 20*time.Second, "a keyframe", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "a keyframe", func() bool {
 		_, c := a.thumbs.svc.Stats(), a.thumbs.svc.Recording(cam)
 		return c && a.thumbs.svc.Stats().Minute > 0
 	})
@@ -290,7 +280,7 @@ func TestSnapshots(t *testing.T) {
 
 	// At a past time, from the recordings.
 	var segKey string
-	waitFor(t, 30*time.Second, "a stored segment", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "a stored segment", func() bool {
 		keys := listKeys(t, a.store, storage.CameraSegmentsPrefix(cam))
 		if len(keys) > 0 {
 			segKey = keys[0]

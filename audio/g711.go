@@ -95,12 +95,6 @@ func buildEncodeTable(t *[16384]byte, decode func(byte) int16, mask byte) {
 	t[0] = t[1]
 }
 
-// EncodeULaw returns the µ-law byte of a 16-bit linear sample.
-func EncodeULaw(s int16) byte { return ulawEncode[(int(s)+32768)>>2] }
-
-// EncodeALaw returns the A-law byte of a 16-bit linear sample.
-func EncodeALaw(s int16) byte { return alawEncode[(int(s)+32768)>>2] }
-
 // EncodeG711 appends the G.711 bytes of linear samples s to dst: µ-law
 // when ulaw, A-law otherwise.
 func EncodeG711(dst []byte, s []int16, ulaw bool) []byte {

@@ -227,8 +227,8 @@ func TestClosedBus(t *testing.T) {
 	if err := b.Ping(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Ping after Close = %v, want ErrClosed", err)
 	}
-	if err := b.PublishSegment(ctx, SegmentNotice{Camera: "1", Key: "k"}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("PublishSegment after Close = %v, want ErrClosed", err)
+	if err := b.PutSegmentEnd(ctx, "1", SegmentEnd{EndMs: 1}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("PutSegmentEnd after Close = %v, want ErrClosed", err)
 	}
 	if err := b.EnsureTopology(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("EnsureTopology after Close = %v, want ErrClosed", err)

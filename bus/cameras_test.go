@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/testenv"
 )
 
 func TestCameraRegistry(t *testing.T) {
@@ -25,47 +26,43 @@ func TestCameraRegistry(t *testing.T) {
 	if err := b.PutCamera(ctx, camera.Config{ID: "a.b"}); !errors.Is(err, ErrInvalidCamera) {
 		t.Fatalf("bad id: %v", err)
 	}
-
-	var mu sync.Mutex
-	var seen []string
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- b.WatchCameras(wctx, func(ch CameraChange) {
-			mu.Lock()
-			defer mu.Unlock()
-			seen = append(seen, fmt.Sprintf("%s:%v:%d", ch.ID, ch.Deleted, ch.Config.ClientID))
-		})
-	}()
-	waitFor(t, "initial state delivered", func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(seen) < 2 {
-			return fmt.Errorf("seen %v", seen)
-		}
-		return nil
-	})
 	if err := b.DeleteCamera(ctx, "7"); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.DeleteCamera(ctx, "never-there"); err != nil {
 		t.Fatalf("delete missing: %v", err)
 	}
-	waitFor(t, "watch sees the initial state, the end marker and the delete", func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		want := fmt.Sprint([]string{"7:false:3", ":false:0", "7:true:0"})
-		if fmt.Sprint(seen) != want {
-			return fmt.Errorf("seen %v, want %v", seen, want)
-		}
-		return nil
-	})
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("watch: %v", err)
-	}
 	if _, ok, err := b.GetCamera(ctx, "7"); ok || err != nil {
 		t.Fatalf("after delete: %v %v", ok, err)
+	}
+}
+
+// TestCameraRecordDecode: records that camera.Decode refuses (not JSON,
+// not recordable, filed under another id) are errors of GetCamera, and
+// ListCameras returns the others beside the joined error.
+func TestCameraRecordDecode(t *testing.T) {
+	b := openTest(t, testOptions(t))
+	ctx := testCtx(t)
+	good := camera.Config{ID: "cam-1", ConnectionType: camera.RTMP, HistoryDays: 1}
+	if err := b.PutCamera(ctx, good); err != nil {
+		t.Fatal(err)
+	}
+	kv := b.KV(BucketCameras)
+	for key, raw := range map[string]string{
+		"not-json":  "{",
+		"no-url":    `{"id":"no-url","connection_type":0}`,
+		"other-key": `{"id":"cam-1","connection_type":1}`,
+	} {
+		if _, err := kv.Put(ctx, key, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := b.GetCamera(ctx, key); ok || !errors.Is(err, camera.ErrInvalid) {
+			t.Fatalf("GetCamera(%q) = %v, %v; want camera.ErrInvalid", key, ok, err)
+		}
+	}
+	list, err := b.ListCameras(ctx)
+	if !errors.Is(err, camera.ErrInvalid) || len(list) != 1 || list[0] != good {
+		t.Fatalf("ListCameras = %+v, %v; want only %+v and camera.ErrInvalid", list, err, good)
 	}
 }
 
@@ -73,16 +70,9 @@ func TestEventsConsumedOnce(t *testing.T) {
 	b := openTest(t, testOptions(t))
 	ctx := testCtx(t)
 	for i := 0; i < 3; i++ {
-		if err := b.PublishEvent(ctx, Event{ID: "ev-1", Camera: "7", Type: 5, AtMs: 1}); err != nil {
-			t.Fatal(err)
-		}
+		publishEvent(t, b, Event{ID: "ev-1", Camera: "7", Type: 5, AtMs: 1})
 	}
-	if err := b.PublishEvent(ctx, Event{ID: "ev-2", Camera: "7", Type: 1, AtMs: 2, ImageKey: "events/7/ev-2.jpg"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.PublishEvent(ctx, Event{Camera: "7", Type: 1}); !errors.Is(err, ErrInvalidMessage) {
-		t.Fatalf("no id: %v", err)
-	}
+	publishEvent(t, b, Event{ID: "ev-2", Camera: "7", Type: 1, AtMs: 2, ImageKey: "events/7/ev-2.jpg"})
 	var mu sync.Mutex
 	got := map[string]int{}
 	failed := false
@@ -100,7 +90,7 @@ func TestEventsConsumedOnce(t *testing.T) {
 			return nil
 		})
 	}()
-	waitFor(t, "both events stored", func() error {
+	testenv.WaitForNil(t, testWait, "both events stored", func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if got["ev-1"] != 1 || got["ev-2"] != 1 {

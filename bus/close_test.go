@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestCloseStopsGoroutines must not run in parallel with other tests: it
@@ -21,10 +22,10 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	if err := b.PublishStatus(ctx, status.Status{Camera: "1", Code: status.Connecting}); err != nil {
-		t.Fatalf("publish status: %v", err)
-	}
 	o := NewOutbox(b, 10, zaptest.NewLogger(t))
+	if err := o.EnqueueStatus(status.Status{Camera: "1", Code: status.Connecting}); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.EnqueueSegment(notice(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	o.Close()
 	b.Close()
 
-	waitFor(t, "goroutines after Close", func() error {
+	testenv.WaitForNil(t, testWait, "goroutines after Close", func() error {
 		if n := runtime.NumGoroutine(); n > before {
 			buf := make([]byte, 1<<20)
 			buf = buf[:runtime.Stack(buf, true)]

@@ -4,5 +4,5 @@
 // unreachable.
 //
 // Only bus and cluster import the NATS libraries; other packages receive a *Bus
-// or a function field from the wiring in cmd/vigia.
+// or a function field from the wiring in package app.
 package bus

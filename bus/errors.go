@@ -1,6 +1,10 @@
 package bus
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/vigia/vigia/camera"
+)
 
 // Sentinel errors returned (wrapped) by this package. Test them with errors.Is.
 var (
@@ -24,9 +28,9 @@ var (
 	// ErrClosed means the Bus or Outbox has been closed.
 	ErrClosed = errors.New("bus closed")
 
-	// ErrInvalidCamera means a camera id cannot be used as a subject token and
-	// key-value key (see ValidateCamera).
-	ErrInvalidCamera = errors.New("invalid camera id")
+	// ErrInvalidCamera means a camera id fails the camera id rule
+	// (camera.ValidID); it is camera.ErrInvalidID.
+	ErrInvalidCamera = camera.ErrInvalidID
 
 	// ErrInvalidMessage means a message to publish is missing a required field.
 	ErrInvalidMessage = errors.New("invalid message")

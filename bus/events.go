@@ -32,27 +32,6 @@ type Event struct {
 // it is delivered again.
 const eventRedelay = 2 * time.Second
 
-// PublishEvent stores e in stream EVENTS and waits for the acknowledgement.
-func (b *Bus) PublishEvent(ctx context.Context, e Event) error {
-	if err := ValidateCamera(e.Camera); err != nil {
-		return fmt.Errorf("publish event: %w", err)
-	}
-	if e.ID == "" || e.Type <= 0 {
-		return fmt.Errorf("publish event: %w: id and type are required", ErrInvalidMessage)
-	}
-	if err := b.usable(); err != nil {
-		return fmt.Errorf("publish event %s: %w", e.ID, err)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("publish event %s: encode: %w", e.ID, err)
-	}
-	if _, err := b.js.Publish(ctx, EventSubject(e.Camera, e.Type), data, jetstream.WithMsgID(e.ID)); err != nil {
-		return fmt.Errorf("publish event %s: %w", e.ID, err)
-	}
-	return nil
-}
-
 // ConsumeEvents delivers every event of stream EVENTS to fn through the
 // durable consumer named durable (created when missing), until ctx ends; it
 // blocks. Processes sharing a durable name share the work: each event goes
@@ -92,7 +71,7 @@ func (b *Bus) ConsumeEvents(ctx context.Context, durable string, fn func(context
 			continue
 		}
 		var e Event
-		if err := json.Unmarshal(msg.Data(), &e); err != nil || e.ID == "" || ValidateCamera(e.Camera) != nil {
+		if err := json.Unmarshal(msg.Data(), &e); err != nil || e.ID == "" || validCamera(e.Camera) != nil {
 			b.log.Warn("event does not decode; dropped", zap.String("subject", msg.Subject()), zap.Error(err))
 			_ = msg.Term()
 			continue

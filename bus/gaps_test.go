@@ -5,21 +5,21 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
-func TestPublishGapDedupeAndOutbox(t *testing.T) {
+func TestGapDedupe(t *testing.T) {
 	b := openTest(t, testOptions(t))
 	ctx := testCtx(t)
 	g := status.Gap{Camera: "7", StartMs: 1704164400000, EndMs: 1704164405000, Cause: status.CauseCameraOffline, Node: "n1"}
 	const key = "rec/7/2024/01/02/03/1704164400000_5000_camera_offline.gap"
 	for range 2 {
-		if err := b.PublishGap(ctx, g, key); err != nil {
+		if err := publish(t, b, func(o *Outbox) error { return o.EnqueueGap(g, key) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func TestPublishGapDedupeAndOutbox(t *testing.T) {
 	}
 }
 
-func TestPublishGapInvalid(t *testing.T) {
+func TestGapInvalid(t *testing.T) {
 	b := openTest(t, testOptions(t))
 	ok := status.Gap{Camera: "7", StartMs: 1000, EndMs: 2000, Cause: status.CauseRTPLoss}
 	for name, tc := range map[string]struct {
@@ -74,7 +74,7 @@ func TestPublishGapInvalid(t *testing.T) {
 		"reversed":  {status.Gap{Camera: "7", StartMs: 2000, EndMs: 1000, Cause: status.CauseRTPLoss}, "k"},
 		"retention": {status.Gap{Camera: "7", StartMs: 1000, Cause: "nothing"}, "k"},
 	} {
-		if err := b.PublishGap(testCtx(t), tc.g, tc.key); err == nil {
+		if err := publish(t, b, func(o *Outbox) error { return o.EnqueueGap(tc.g, tc.key) }); err == nil {
 			t.Errorf("%s: published %+v", name, tc.g)
 		}
 	}
@@ -99,19 +99,14 @@ func TestWatchSegments(t *testing.T) {
 	if err := b.Conn().Publish(SegmentSubject("7"), []byte("not json")); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.PublishSegment(testCtx(t), n); err != nil {
+	if err := publish(t, b, func(o *Outbox) error { return o.EnqueueSegment(n) }); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(testWait)
-	for {
+	testenv.WaitFor(t, testWait, "a notice", func() bool {
 		mu.Lock()
-		k := len(got)
-		mu.Unlock()
-		if k > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got) > 0
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 1 || got[0] != n {

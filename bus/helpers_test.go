@@ -38,28 +38,40 @@ func openTest(t *testing.T, opts Options) *Bus {
 	return b
 }
 
+// publish queues messages through an Outbox of its own (enqueue) and waits
+// until they are stored; it returns enqueue's error.
+func publish(t *testing.T, b *Bus, enqueue func(o *Outbox) error) error {
+	t.Helper()
+	o := NewOutbox(b, 0, zaptest.NewLogger(t))
+	defer o.Close()
+	if err := enqueue(o); err != nil {
+		return err
+	}
+	if err := o.Flush(testCtx(t)); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	return nil
+}
+
+// publishEvent publishes e as an event producer does: JSON on
+// EventSubject with its id as message id.
+func publishEvent(t *testing.T, b *Bus, e Event) {
+	t.Helper()
+	data, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := publish(t, b, func(o *Outbox) error { return o.Enqueue(EventSubject(e.Camera, e.Type), data, e.ID) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // testCtx returns a context bounded by testWait.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitFor polls cond until it returns nil or testWait passes.
-func waitFor(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // streamNotices returns the segment notices stored in StreamSegments, in order.

@@ -103,7 +103,8 @@ func (o *Outbox) Enqueue(subject string, data []byte, msgID string) error {
 	return o.push(outboxItem{subject: subject, data: data, msgID: msgID})
 }
 
-// EnqueueSegment queues n as Bus.PublishSegment would publish it.
+// EnqueueSegment queues n on SegmentSubject(n.Camera) with its Key as
+// message id, so a retry within DuplicateWindow is stored once.
 func (o *Outbox) EnqueueSegment(n SegmentNotice) error {
 	data, err := marshalSegment(n)
 	if err != nil {
@@ -112,8 +113,8 @@ func (o *Outbox) EnqueueSegment(n SegmentNotice) error {
 	return o.push(outboxItem{subject: SegmentSubject(n.Camera), data: data, msgID: n.Key})
 }
 
-// EnqueueGap queues g as Bus.PublishGap would publish it, with key (the
-// record's storage key) as its message id.
+// EnqueueGap queues gap record g on GapSubject(g.Camera), with key (the
+// record's storage key, storage.GapKey) as its message id.
 func (o *Outbox) EnqueueGap(g status.Gap, key string) error {
 	data, err := marshalGap(g, key)
 	if err != nil {
@@ -122,8 +123,9 @@ func (o *Outbox) EnqueueGap(g status.Gap, key string) error {
 	return o.push(outboxItem{subject: GapSubject(g.Camera), data: data, msgID: key})
 }
 
-// EnqueueStatus queues s as Bus.PublishStatus would publish it: a put into
-// BucketCameraStatus, then the same JSON on StatusSubject(s.Camera).
+// EnqueueStatus queues s (an empty s.Text filled from s.Code) as a put into
+// BucketCameraStatus under s.Camera, then, once stored, the same JSON on
+// StatusSubject(s.Camera).
 func (o *Outbox) EnqueueStatus(s status.Status) error {
 	data, err := marshalStatus(s)
 	if err != nil {

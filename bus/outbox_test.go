@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
 // restartableServer is a nats-server the test stops and starts again on the
@@ -75,14 +76,14 @@ func TestOutboxAcrossRestart(t *testing.T) {
 	}
 
 	rs.stop()
-	waitFor(t, "disconnect noticed", func() error {
+	testenv.WaitForNil(t, testWait, "disconnect noticed", func() error {
 		if b.Conn().IsConnected() {
 			return errors.New("still connected")
 		}
 		return nil
 	})
-	if err := b.PublishSegment(testCtx(t), notice(99)); !errors.Is(err, ErrNotConnected) {
-		t.Fatalf("PublishSegment while down = %v, want ErrNotConnected", err)
+	if err := b.PutSegmentEnd(testCtx(t), "7", SegmentEnd{EndMs: 1}); !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("PutSegmentEnd while down = %v, want ErrNotConnected", err)
 	}
 	// A retry of an already stored notice, then new ones.
 	if err := o.EnqueueSegment(notice(before - 1)); err != nil {
@@ -131,7 +132,7 @@ func TestOutboxDropsOldest(t *testing.T) {
 	t.Cleanup(o.Close)
 
 	rs.stop()
-	waitFor(t, "disconnect noticed", func() error {
+	testenv.WaitForNil(t, testWait, "disconnect noticed", func() error {
 		if b.Conn().IsConnected() {
 			return errors.New("still connected")
 		}

@@ -30,7 +30,7 @@ type SegmentEnd struct {
 // ErrNotConnected while NATS is unreachable (a node fenced by an outage
 // stops all its cameras at once).
 func (b *Bus) PutSegmentEnd(ctx context.Context, camera string, e SegmentEnd) error {
-	if err := ValidateCamera(camera); err != nil {
+	if err := validCamera(camera); err != nil {
 		return fmt.Errorf("put segment end: %w", err)
 	}
 	if err := b.usable(); err != nil {
@@ -54,7 +54,7 @@ func (b *Bus) PutSegmentEnd(ctx context.Context, camera string, e SegmentEnd) er
 // stored (never stopped, or longer ago than SegmentEndsTTL). A record that
 // does not decode is an error wrapping ErrInvalidMessage.
 func (b *Bus) GetSegmentEnd(ctx context.Context, camera string) (e SegmentEnd, ok bool, err error) {
-	if err := ValidateCamera(camera); err != nil {
+	if err := validCamera(camera); err != nil {
 		return SegmentEnd{}, false, fmt.Errorf("get segment end: %w", err)
 	}
 	data, _, err := b.KVGet(ctx, BucketSegmentEnds, camera)

@@ -1,12 +1,10 @@
 package bus
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // SegmentNotice says a recording segment was stored. It is published as JSON
@@ -27,27 +25,9 @@ type SegmentNotice struct {
 	InitSize int64 `json:"init_size,omitempty"`
 }
 
-// PublishSegment publishes n on StreamSegments with its Key as message id,
-// so a retry within DuplicateWindow is stored once. It fails fast with
-// ErrNotConnected while NATS is unreachable and otherwise returns by ctx's
-// deadline (5 seconds without one).
-func (b *Bus) PublishSegment(ctx context.Context, n SegmentNotice) error {
-	data, err := marshalSegment(n)
-	if err != nil {
-		return err
-	}
-	if err := b.usable(); err != nil {
-		return fmt.Errorf("publish segment %s: %w", n.Key, err)
-	}
-	if _, err := b.js.Publish(ctx, SegmentSubject(n.Camera), data, jetstream.WithMsgID(n.Key)); err != nil {
-		return fmt.Errorf("publish segment %s: %w", n.Key, err)
-	}
-	return nil
-}
-
 // marshalSegment validates n and returns its JSON.
 func marshalSegment(n SegmentNotice) ([]byte, error) {
-	if err := ValidateCamera(n.Camera); err != nil {
+	if err := validCamera(n.Camera); err != nil {
 		return nil, fmt.Errorf("publish segment: %w", err)
 	}
 	if n.Key == "" {
@@ -70,7 +50,7 @@ func (b *Bus) WatchSegments(f func(SegmentNotice)) (stop func(), err error) {
 	}
 	sub, err := b.nc.Subscribe(SubjectSegmentsAll, func(m *nats.Msg) {
 		var n SegmentNotice
-		if json.Unmarshal(m.Data, &n) != nil || ValidateCamera(n.Camera) != nil {
+		if json.Unmarshal(m.Data, &n) != nil || validCamera(n.Camera) != nil {
 			return
 		}
 		f(n)

@@ -5,13 +5,12 @@ import (
 	"testing"
 )
 
-func TestPublishSegmentDedupe(t *testing.T) {
+func TestSegmentDedupe(t *testing.T) {
 	b := openTest(t, testOptions(t))
-	ctx := testCtx(t)
 
 	n := SegmentNotice{Camera: "7", Key: "rec/7/2024/01/02/03/1704164400000_60000.mp4", StartMs: 1704164400000, DurMs: 60000, Size: 123456}
 	for i := range 2 {
-		if err := b.PublishSegment(ctx, n); err != nil {
+		if err := publish(t, b, func(o *Outbox) error { return o.EnqueueSegment(n) }); err != nil {
 			t.Fatalf("publish %d: %v", i+1, err)
 		}
 	}
@@ -22,7 +21,7 @@ func TestPublishSegmentDedupe(t *testing.T) {
 
 	other := n
 	other.Key, other.StartMs = "rec/7/2024/01/02/03/1704164460000_60000.mp4", 1704164460000
-	if err := b.PublishSegment(ctx, other); err != nil {
+	if err := publish(t, b, func(o *Outbox) error { return o.EnqueueSegment(other) }); err != nil {
 		t.Fatalf("publish other: %v", err)
 	}
 	if got := streamNotices(t, b); len(got) != 2 || got[1] != other {
@@ -30,7 +29,7 @@ func TestPublishSegmentDedupe(t *testing.T) {
 	}
 }
 
-func TestPublishSegmentInvalid(t *testing.T) {
+func TestSegmentInvalid(t *testing.T) {
 	b := openTest(t, testOptions(t))
 	tests := []struct {
 		name string
@@ -43,7 +42,7 @@ func TestPublishSegmentInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := b.PublishSegment(testCtx(t), tt.n); !errors.Is(err, tt.want) {
+			if err := publish(t, b, func(o *Outbox) error { return o.EnqueueSegment(tt.n) }); !errors.Is(err, tt.want) {
 				t.Fatalf("publish = %v, want %v", err, tt.want)
 			}
 		})

@@ -33,7 +33,7 @@ func (b *Bus) ServeSnapshots(handler SnapshotHandler) (stop func(), err error) {
 	sem := make(chan struct{}, snapshotConcurrency)
 	sub, err := b.nc.Subscribe(SubjectSnapshotPrefix+"*", func(m *nats.Msg) {
 		camera := m.Subject[len(SubjectSnapshotPrefix):]
-		if ValidateCamera(camera) != nil || m.Reply == "" {
+		if validCamera(camera) != nil || m.Reply == "" {
 			return
 		}
 		mu.Lock()
@@ -74,7 +74,7 @@ func (b *Bus) ServeSnapshots(handler SnapshotHandler) (stop func(), err error) {
 // its reply payload. It fails by ctx's deadline (5 seconds without one)
 // when no node answers.
 func (b *Bus) RequestSnapshot(ctx context.Context, camera string) ([]byte, error) {
-	if err := ValidateCamera(camera); err != nil {
+	if err := validCamera(camera); err != nil {
 		return nil, fmt.Errorf("request snapshot: %w", err)
 	}
 	if err := b.usable(); err != nil {

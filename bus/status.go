@@ -11,35 +11,10 @@ import (
 	"github.com/vigia/vigia/status"
 )
 
-// PublishStatus stores s in BucketCameraStatus under s.Camera and publishes
-// the same JSON on StatusSubject(s.Camera). An empty s.Text is filled from
-// s.Code. It fails fast with ErrNotConnected while NATS is unreachable and
-// otherwise returns by ctx's deadline (5 seconds without one).
-func (b *Bus) PublishStatus(ctx context.Context, s status.Status) error {
-	data, err := marshalStatus(s)
-	if err != nil {
-		return err
-	}
-	if err := b.usable(); err != nil {
-		return fmt.Errorf("publish status %s: %w", s.Camera, err)
-	}
-	kv := b.KV(BucketCameraStatus)
-	if kv == nil {
-		return fmt.Errorf("publish status %s: %w: bucket %s not open", s.Camera, ErrTopology, BucketCameraStatus)
-	}
-	if _, err := kv.Put(ctx, s.Camera, data); err != nil {
-		return fmt.Errorf("publish status %s: put: %w", s.Camera, err)
-	}
-	if err := b.nc.Publish(StatusSubject(s.Camera), data); err != nil {
-		return fmt.Errorf("publish status %s: notify: %w", s.Camera, err)
-	}
-	return nil
-}
-
 // GetStatus returns the last status stored for camera; ok is false when
 // there is none.
 func (b *Bus) GetStatus(ctx context.Context, camera string) (s status.Status, ok bool, err error) {
-	if err := ValidateCamera(camera); err != nil {
+	if err := validCamera(camera); err != nil {
 		return status.Status{}, false, fmt.Errorf("get status: %w", err)
 	}
 	if b.closing.Load() {
@@ -64,7 +39,7 @@ func (b *Bus) GetStatus(ctx context.Context, camera string) (s status.Status, ok
 
 // marshalStatus validates s and returns its JSON, filling an empty Text.
 func marshalStatus(s status.Status) ([]byte, error) {
-	if err := ValidateCamera(s.Camera); err != nil {
+	if err := validCamera(s.Camera); err != nil {
 		return nil, fmt.Errorf("publish status: %w", err)
 	}
 	if s.Text == "" {

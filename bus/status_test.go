@@ -9,7 +9,7 @@ import (
 	"github.com/vigia/vigia/status"
 )
 
-func TestPublishStatus(t *testing.T) {
+func TestStatus(t *testing.T) {
 	b := openTest(t, testOptions(t))
 	ctx := testCtx(t)
 
@@ -25,7 +25,7 @@ func TestPublishStatus(t *testing.T) {
 		Camera: "42", Code: status.Online, Width: 1280, Height: 720,
 		Node: "node-a", Since: time.UnixMilli(1700000000000).UTC(),
 	}
-	if err := b.PublishStatus(ctx, in); err != nil {
+	if err := publish(t, b, func(o *Outbox) error { return o.EnqueueStatus(in) }); err != nil {
 		t.Fatalf("publish: %v", err)
 	}
 	want := in
@@ -57,7 +57,7 @@ func TestPublishStatus(t *testing.T) {
 	}
 }
 
-func TestPublishStatusInvalid(t *testing.T) {
+func TestStatusInvalidCamera(t *testing.T) {
 	b := openTest(t, testOptions(t))
 	ctx := testCtx(t)
 	tests := []struct {
@@ -70,7 +70,8 @@ func TestPublishStatusInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := b.PublishStatus(ctx, status.Status{Camera: tt.camera, Code: status.Offline}); !errors.Is(err, ErrInvalidCamera) {
+			err := publish(t, b, func(o *Outbox) error { return o.EnqueueStatus(status.Status{Camera: tt.camera, Code: status.Offline}) })
+			if !errors.Is(err, ErrInvalidCamera) {
 				t.Fatalf("publish = %v, want ErrInvalidCamera", err)
 			}
 			if _, _, err := b.GetStatus(ctx, tt.camera); !errors.Is(err, ErrInvalidCamera) {
@@ -88,7 +89,7 @@ func TestListStatus(t *testing.T) {
 	}
 	for _, id := range []string{"a", "b"} {
 		s := status.Status{Camera: id, Code: status.Online, Recorded: &status.Completeness{Hour: 0.5, Day: 0.25}}
-		if err := b.PublishStatus(ctx, s); err != nil {
+		if err := publish(t, b, func(o *Outbox) error { return o.EnqueueStatus(s) }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,8 +1,9 @@
 package bus
 
 import (
-	"fmt"
 	"strconv"
+
+	"github.com/vigia/vigia/camera"
 )
 
 // Key-value bucket names.
@@ -54,50 +55,32 @@ const (
 	SubjectStatusAll = SubjectStatusPrefix + "*"
 )
 
-// maxCameraLen bounds camera ids so subjects and keys stay short.
-const maxCameraLen = 128
+// validCamera checks a camera id before it becomes a subject token or a
+// key-value key: camera.ValidID, whose refusals wrap ErrInvalidCamera.
+func validCamera(id string) error { return camera.ValidID(id) }
 
-// ValidateCamera reports whether id can be used as one subject token and as a
-// key-value key: 1 to 128 characters from A-Z, a-z, 0-9, '-' and '_'.
-func ValidateCamera(id string) error {
-	if id == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidCamera)
-	}
-	if len(id) > maxCameraLen {
-		return fmt.Errorf("%w: longer than %d characters", ErrInvalidCamera, maxCameraLen)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
-		if !ok {
-			return fmt.Errorf("%w: %q has character %q at %d", ErrInvalidCamera, id, c, i)
-		}
-	}
-	return nil
-}
-
-// StatusSubject returns vigia.status.{camera}. camera must pass ValidateCamera.
+// StatusSubject returns vigia.status.{camera}. camera must pass camera.ValidID.
 func StatusSubject(camera string) string {
 	return SubjectStatusPrefix + camera
 }
 
 // EventSubject returns vigia.events.{camera}.{eventType}, eventType being the
-// event type id of the service interface. camera must pass ValidateCamera.
+// event type id of the service interface. camera must pass camera.ValidID.
 func EventSubject(camera string, eventType int) string {
 	return SubjectEventsPrefix + camera + "." + strconv.Itoa(eventType)
 }
 
-// SegmentSubject returns vigia.segments.{camera}. camera must pass ValidateCamera.
+// SegmentSubject returns vigia.segments.{camera}. camera must pass camera.ValidID.
 func SegmentSubject(camera string) string {
 	return SubjectSegmentsPrefix + camera
 }
 
-// GapSubject returns vigia.gaps.{camera}. camera must pass ValidateCamera.
+// GapSubject returns vigia.gaps.{camera}. camera must pass camera.ValidID.
 func GapSubject(camera string) string {
 	return SubjectGapsPrefix + camera
 }
 
-// SnapshotSubject returns vigia.snapshot.{camera}. camera must pass ValidateCamera.
+// SnapshotSubject returns vigia.snapshot.{camera}. camera must pass camera.ValidID.
 func SnapshotSubject(camera string) string {
 	return SubjectSnapshotPrefix + camera
 }

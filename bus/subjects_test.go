@@ -2,39 +2,88 @@ package bus
 
 import (
 	"errors"
-	"strings"
+	"fmt"
+	"sync"
 	"testing"
+
+	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/camera/cameratest"
+	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
-func TestValidateCamera(t *testing.T) {
-	tests := []struct {
-		name string
-		id   string
-		ok   bool
-	}{
-		{"digits", "12345", true},
-		{"letters dash underscore", "cam_A-1", true},
-		{"max length", strings.Repeat("a", 128), true},
-		{"empty", "", false},
-		{"too long", strings.Repeat("a", 129), false},
-		{"dot splits subject", "cam.1", false},
-		{"star wildcard", "cam*", false},
-		{"gt wildcard", ">", false},
-		{"space", "cam 1", false},
-		{"slash", "cam/1", false},
-		{"non ascii", "câmera", false},
+// TestCameraIDRule: the registry, status, segment ends and segment notices
+// take exactly the camera ids camera.ValidID accepts, and every such id
+// works as a subject token and a key-value key of a real server.
+func TestCameraIDRule(t *testing.T) {
+	b := openTest(t, testOptions(t))
+	ctx := testCtx(t)
+	o := NewOutbox(b, 0, nil)
+	t.Cleanup(o.Close)
+	var mu sync.Mutex
+	notified := map[string]bool{}
+	stop, err := b.WatchSegments(func(n SegmentNotice) {
+		mu.Lock()
+		notified[n.Camera] = true
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := ValidateCamera(tt.id)
-			if tt.ok && err != nil {
-				t.Fatalf("ValidateCamera(%q) = %v, want nil", tt.id, err)
+	t.Cleanup(stop)
+	var valid []string
+	for _, tc := range cameratest.IDCases() {
+		want := camera.ValidID(tc.ID) == nil
+		if want != tc.Valid {
+			t.Fatalf("camera.ValidID(%q) valid = %v, the case says %v", tc.ID, want, tc.Valid)
+		}
+		check := func(what string, err error) {
+			t.Helper()
+			if want && err != nil || !want && !errors.Is(err, ErrInvalidCamera) {
+				t.Fatalf("%s: %s(%q) = %v, want valid %v", tc.Name, what, tc.ID, err, want)
 			}
-			if !tt.ok && !errors.Is(err, ErrInvalidCamera) {
-				t.Fatalf("ValidateCamera(%q) = %v, want ErrInvalidCamera", tt.id, err)
-			}
-		})
+		}
+		rec := camera.Config{ID: tc.ID, ConnectionType: camera.RTMP, HistoryDays: 3}
+		check("PutCamera", b.PutCamera(ctx, rec))
+		got, ok, err := b.GetCamera(ctx, tc.ID)
+		check("GetCamera", err)
+		if want && (!ok || got != rec) {
+			t.Fatalf("%s: GetCamera(%q) = %+v %v, want %+v", tc.Name, tc.ID, got, ok, rec)
+		}
+		check("EnqueueStatus", o.EnqueueStatus(status.Status{Camera: tc.ID, Code: status.Online}))
+		check("PutSegmentEnd", b.PutSegmentEnd(ctx, tc.ID, SegmentEnd{EndMs: 1, Node: "n"}))
+		_, ok, err = b.GetSegmentEnd(ctx, tc.ID)
+		check("GetSegmentEnd", err)
+		if want && !ok {
+			t.Fatalf("%s: segment end of %q not found", tc.Name, tc.ID)
+		}
+		check("EnqueueSegment", o.EnqueueSegment(SegmentNotice{Camera: tc.ID, Key: "k-" + tc.Name}))
+		if want {
+			valid = append(valid, tc.ID)
+		}
 	}
+	if err := o.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o.Failed() != 0 {
+		t.Fatalf("%d publishes refused by the server", o.Failed())
+	}
+	for _, id := range valid {
+		s, ok, err := b.GetStatus(ctx, id)
+		if err != nil || !ok || s.Camera != id {
+			t.Fatalf("GetStatus(%q) = %+v %v %v", id, s, ok, err)
+		}
+	}
+	testenv.WaitForNil(t, testWait, "a segment notice on each valid id's subject", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range valid {
+			if !notified[id] {
+				return fmt.Errorf("no notice for %q", id)
+			}
+		}
+		return nil
+	})
 }
 
 func TestSubjects(t *testing.T) {

@@ -5,8 +5,9 @@
 package camera
 
 import (
+	"encoding/json"
 	"errors"
-	"regexp"
+	"fmt"
 )
 
 // Connection types of the service interface (spec 2.3).
@@ -61,15 +62,13 @@ type Config struct {
 	Trusted bool `json:"trusted,omitempty"`
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // ErrInvalid is returned for a record that cannot be recorded.
 var ErrInvalid = errors.New("invalid camera record")
 
 // Validate checks the record's shape.
 func (c Config) Validate() error {
-	if !idPattern.MatchString(c.ID) {
-		return errors.Join(ErrInvalid, errors.New("id must be 1-64 characters of A-Z a-z 0-9 _ -"))
+	if err := ValidID(c.ID); err != nil {
+		return errors.Join(ErrInvalid, err)
 	}
 	switch c.ConnectionType {
 	case RTSP:
@@ -90,18 +89,19 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// IsAPIID reports whether id lies in the id space of the cameras created
-// through the API: decimal digits only. Static and synthetic cameras use
-// other ids (the configuration refuses all-digit static ids), so the two
-// never share a registry record, a storage prefix, events or retention.
-func IsAPIID(id string) bool {
-	if id == "" {
-		return false
+// Decode reads the record stored under key in the "cameras" bucket: its
+// JSON, which must pass Validate and carry key as its ID. It is the one
+// decoder of registry records; refusals wrap ErrInvalid.
+func Decode(key string, data []byte) (Config, error) {
+	var c Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Config{}, fmt.Errorf("%w %q: %w", ErrInvalid, key, err)
 	}
-	for i := 0; i < len(id); i++ {
-		if id[i] < '0' || id[i] > '9' {
-			return false
-		}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("camera %q: %w", key, err)
 	}
-	return true
+	if c.ID != key {
+		return Config{}, fmt.Errorf("%w %q: id %q is not its key", ErrInvalid, key, c.ID)
+	}
+	return c, nil
 }

@@ -6,7 +6,6 @@ import (
 	"iter"
 	"time"
 
-	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
@@ -27,9 +26,9 @@ type Config struct {
 	Store storage.Store
 
 	// MaxSegment is the longest a stored segment can last:
-	// segmenter.MaxSegmentDuration(recording.segment_duration). A range
+	// storage.MaxSegmentDuration(recording.segment_duration). A range
 	// is listed from MaxSegment before its start. It defaults to
-	// segmenter.MaxSegmentDuration(60 s), 2 minutes.
+	// storage.MaxSegmentDuration(60 s), 2 minutes.
 	MaxSegment time.Duration
 
 	// InitCache bounds the init sizes remembered. It defaults to 200,000
@@ -58,7 +57,7 @@ type Catalogue struct {
 // New returns a Catalogue.
 func New(cfg Config) *Catalogue {
 	if cfg.MaxSegment <= 0 {
-		cfg.MaxSegment = segmenter.MaxSegmentDuration(0)
+		cfg.MaxSegment = storage.MaxSegmentDuration(0)
 	}
 	if cfg.InitCache <= 0 {
 		cfg.InitCache = DefaultInitCache

@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
@@ -300,9 +298,9 @@ func testInitSizes(t *testing.T, st storage.Store) {
 	}
 }
 
-// testDayPlaylistCold writes the recorded playlist of a day as the player
-// does (each hour listed, its init sizes filled, its segments written) on
-// a fresh catalogue: with keys that carry the init sizes it makes no Stat;
+// testDayPlaylistCold reads what the recorded playlist of a day needs as
+// the player does (each hour listed, its init sizes filled) on a fresh
+// catalogue: with keys that carry the init sizes it makes no Stat;
 // a day stored in the older key form has each init size read once.
 func testDayPlaylistCold(t *testing.T, st storage.Store) {
 	ctx := context.Background()
@@ -322,12 +320,7 @@ func testDayPlaylistCold(t *testing.T, st storage.Store) {
 	} {
 		t.Run(tc.camera, func(t *testing.T) {
 			cs := &countingStore{Store: st}
-			c := New(Config{Store: cs, MaxSegment: segmenter.MaxSegmentDuration(segDur)})
-			var b bytes.Buffer
-			pw, err := segmenter.NewPlaylistWriter(&b, ms(day), ms(day.Add(24*time.Hour)), c.MaxSegment().Milliseconds())
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := New(Config{Store: cs, MaxSegment: storage.MaxSegmentDuration(segDur)})
 			n := 0
 			for h, err := range c.Range(ctx, tc.camera, day, day.Add(24*time.Hour)) {
 				if err != nil {
@@ -340,17 +333,11 @@ func testDayPlaylistCold(t *testing.T, st storage.Store) {
 					if want := int64(600 + n%7); s.InitSize != want {
 						t.Errorf("%s: init size %d, want %d", s.Key, s.InitSize, want)
 					}
-					if _, err := pw.Add(segmenter.PlaylistSegment{URI: s.Key, StartMs: s.StartMs, DurationMs: s.DurMs, Size: s.Size, InitSize: s.InitSize}); err != nil {
-						t.Fatal(err)
-					}
 					n++
 				}
 			}
-			if err := pw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if got := strings.Count(b.String(), "#EXTINF:"); n != 24*12 || got != n {
-				t.Errorf("%d segments listed, %d in the playlist, want %d", n, got, 24*12)
+			if n != 24*12 {
+				t.Errorf("%d segments listed, want %d", n, 24*12)
 			}
 			if got := cs.stats.Load(); got != tc.stats {
 				t.Errorf("%d Stat calls for a day's playlist on a fresh catalogue, want %d", got, tc.stats)

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/storage"
 )
 
 // Coverage windows and their upkeep.
@@ -169,7 +169,7 @@ func addSpan(spans []Span, s Span) []Span {
 	}
 	i, _ := slices.BinarySearchFunc(spans, s.StartMs, func(x Span, t int64) int {
 		switch {
-		case x.EndMs+segmenter.TouchToleranceMs < t:
+		case x.EndMs+storage.TouchToleranceMs < t:
 			return -1
 		case x.StartMs > t:
 			return 1
@@ -177,7 +177,7 @@ func addSpan(spans []Span, s Span) []Span {
 		return 0
 	})
 	j := i
-	for j < len(spans) && spans[j].StartMs <= s.EndMs+segmenter.TouchToleranceMs {
+	for j < len(spans) && spans[j].StartMs <= s.EndMs+storage.TouchToleranceMs {
 		s.StartMs, s.EndMs = min(s.StartMs, spans[j].StartMs), max(s.EndMs, spans[j].EndMs)
 		j++
 	}

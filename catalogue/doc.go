@@ -10,7 +10,7 @@
 // hour are one prefix listing, segments named
 // {startMs}_{durMs}_{initSize}.mp4 and gap records
 // {startMs}_{durMs}_{cause}.gap. A segment covering a time t starts at most
-// MaxSegment before t (segmenter.MaxSegmentDuration of the configured
+// MaxSegment before t (storage.MaxSegmentDuration of the configured
 // segment duration), which bounds how far back a range looks. Init sizes,
 // which playlists need, come from the keys; segments stored in the older
 // form {startMs}_{durMs}.mp4 have theirs read with Stat once and kept in a

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/storage"
 )
 
 // Span is a stretch of time, [StartMs, EndMs) in Unix milliseconds.
@@ -68,7 +68,7 @@ func (c *Catalogue) Timeline(ctx context.Context, camera string, from, to time.T
 		recs = append(recs, h.Gaps...)
 	}
 	fromMs := from.UnixMilli()
-	startsInGap := len(segs) == 0 || segs[0].StartMs > fromMs+segmenter.TouchToleranceMs
+	startsInGap := len(segs) == 0 || segs[0].StartMs > fromMs+storage.TouchToleranceMs
 	explained := slices.ContainsFunc(recs, func(g GapRecord) bool { return g.StartMs <= fromMs })
 	if startsInGap && !explained {
 		before, err := c.recordsBefore(ctx, camera, c.firstHour(from).Add(-time.Hour), opts.LookBack)
@@ -104,7 +104,7 @@ func (c *Catalogue) recordsBefore(ctx context.Context, camera string, t time.Tim
 		}
 		var out []GapRecord
 		for _, g := range hour.Gaps {
-			if g.StartMs >= endMs-segmenter.TouchToleranceMs {
+			if g.StartMs >= endMs-storage.TouchToleranceMs {
 				out = append(out, g)
 			}
 		}
@@ -136,7 +136,7 @@ func buildTimeline(fromMs, toMs, nowMs int64, segs []Segment, recs []GapRecord, 
 		if b <= a {
 			continue
 		}
-		if n := len(tl.Recorded); n > 0 && a <= tl.Recorded[n-1].EndMs+segmenter.TouchToleranceMs {
+		if n := len(tl.Recorded); n > 0 && a <= tl.Recorded[n-1].EndMs+storage.TouchToleranceMs {
 			tl.Recorded[n-1].EndMs = max(tl.Recorded[n-1].EndMs, b)
 			continue
 		}
@@ -195,10 +195,10 @@ func buildTimeline(fromMs, toMs, nowMs int64, segs []Segment, recs []GapRecord, 
 				// Keys round to the millisecond: a record that starts or
 				// ends within the tolerance of the gap's edge explains it
 				// from that edge.
-				if e.start-h.StartMs <= segmenter.TouchToleranceMs {
+				if e.start-h.StartMs <= storage.TouchToleranceMs {
 					e.start = min(e.start, h.StartMs)
 				}
-				if h.EndMs-e.end <= segmenter.TouchToleranceMs {
+				if h.EndMs-e.end <= storage.TouchToleranceMs {
 					e.end = max(e.end, h.EndMs)
 				}
 				cands = append(cands, e)

@@ -216,9 +216,9 @@ func (st *state) run(ctx context.Context) {
 }
 
 func (st *state) onCamera(e Entry) {
-	var c camera.Config
-	if err := json.Unmarshal(e.Value, &c); err != nil || c.Validate() != nil || c.ID != e.Key {
-		st.log.Warn("camera record ignored", zap.String("key", e.Key))
+	c, err := camera.Decode(e.Key, e.Value)
+	if err != nil {
+		st.log.Warn("camera record ignored", zap.String("key", e.Key), zap.Error(err))
 		delete(st.cameras, e.Key)
 		return
 	}

@@ -2,22 +2,18 @@ package config
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/vigia/vigia/camera"
 )
-
-// cameraID is the form of a camera id.
-var cameraID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func (c *Config) validateCameras(v *validator) {
 	first := make(map[string]int, len(c.Cameras))
 	for i, cam := range c.Cameras {
 		key := func(name string) string { return fmt.Sprintf("cameras[%d].%s", i, name) }
 		switch {
-		case !cameraID.MatchString(cam.ID):
-			v.add(key("id"), fmt.Errorf("%w %q (want 1 to 64 of A-Z a-z 0-9 _ -)", ErrInvalidValue, cam.ID))
+		case camera.ValidID(cam.ID) != nil:
+			v.add(key("id"), fmt.Errorf("%w %q (want 1 to %d of A-Z a-z 0-9 _ -)", ErrInvalidValue, cam.ID, camera.MaxIDLen))
 		case camera.IsAPIID(cam.ID):
 			v.add(key("id"), fmt.Errorf("%w %q (ids of digits only are those of cameras created through the API; "+
 				"a static camera's id needs a letter, _ or -, e.g. \"cam-%s\")", ErrInvalidValue, cam.ID, cam.ID))

@@ -47,11 +47,11 @@ func TestMakeCluster(t *testing.T) {
 	c := startCluster(t)
 
 	start := time.Now()
-	waitFor(t, 120*time.Second, "20 cameras ONLINE through the API", func() bool {
+	testenv.WaitFor(t, 120*time.Second, "20 cameras ONLINE through the API", func() bool {
 		return c.onlineThroughAPI(t) == clusterCameras
 	})
 	t.Logf("20 cameras ONLINE through the API %v after the cluster was ready", time.Since(start).Round(100*time.Millisecond))
-	waitFor(t, 90*time.Second, "every camera recording (a segment stored after start)", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "every camera recording (a segment stored after start)", func() bool {
 		for i := 1; i <= clusterCameras; i++ {
 			if !c.hasSegmentAfter(t, strconv.Itoa(i), start) {
 				return false
@@ -90,7 +90,7 @@ func TestMakeCluster(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 45*time.Second, victim+" to exit after SIGTERM", func() bool { return !alive(pid) })
+	testenv.WaitFor(t, 45*time.Second, victim+" to exit after SIGTERM", func() bool { return !alive(pid) })
 	drained := time.Since(termAt)
 	t.Logf("%s drained and exited %v after SIGTERM", victim, drained.Round(10*time.Millisecond))
 	if left := spooled(t, filepath.Join(c.dir, victim, "spool")); len(left) > 0 {
@@ -102,7 +102,7 @@ func TestMakeCluster(t *testing.T) {
 	}
 
 	var worst time.Duration
-	waitFor(t, 60*time.Second, "the drained node's cameras recording on the other nodes", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the drained node's cameras recording on the other nodes", func() bool {
 		l := c.leases(t)
 		for _, cam := range moved {
 			if n := l[cam]; n == "" || n == victim {
@@ -114,7 +114,7 @@ func TestMakeCluster(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, 60*time.Second, "20 cameras ONLINE through the API after the drain", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "20 cameras ONLINE through the API after the drain", func() bool {
 		return c.onlineThroughAPI(t) == clusterCameras
 	})
 
@@ -126,7 +126,7 @@ func TestMakeCluster(t *testing.T) {
 			recURLs = append(recURLs, u)
 		}
 	}
-	waitFor(t, 30*time.Second, "vigia_cameras{status=ONLINE} of the remaining recorders to sum to 20", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "vigia_cameras{status=ONLINE} of the remaining recorders to sum to 20", func() bool {
 		sum := 0.0
 		for _, u := range recURLs {
 			sum += scrapeMetrics(t, u+"/metrics").value(`vigia_cameras{status="ONLINE"}`)
@@ -279,7 +279,7 @@ func startCluster(t *testing.T) *runningCluster {
 			}
 		}
 	})
-	waitFor(t, 180*time.Second, "make cluster to print 'cluster ready'", func() bool {
+	testenv.WaitFor(t, 180*time.Second, "make cluster to print 'cluster ready'", func() bool {
 		select {
 		case err := <-c.done:
 			c.done <- err

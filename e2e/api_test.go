@@ -317,9 +317,15 @@ func TestAPISpecCalls(t *testing.T) {
 	}
 
 	// Events: published on NATS, stored by the API, listed.
-	if err := a.Bus().PublishEvent(t.Context(), bus.Event{ID: "e2e-1", Camera: id, Type: 5, AtMs: time.Now().UnixMilli()}); err != nil {
+	ev, _ := json.Marshal(bus.Event{ID: "e2e-1", Camera: id, Type: 5, AtMs: time.Now().UnixMilli()})
+	o := bus.NewOutbox(a.Bus(), 0, nil)
+	if err := o.Enqueue(bus.EventSubject(id, 5), ev, "e2e-1"); err != nil {
 		t.Fatal(err)
 	}
+	if err := o.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
 	day := time.Now().UTC().Format(time.DateOnly)
 	var page map[string]any
 	waitFor(t, 20*time.Second, "event stored", func() bool {

@@ -13,7 +13,6 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/ingest"
-	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
@@ -98,7 +97,7 @@ func near(a, b int64) bool { return a-b <= 2 && b-a <= 2 }
 // the moment atMs, "" when it lies in no gap.
 func timelineCause(t *testing.T, st storage.Store, cam string, atMs int64) status.Cause {
 	t.Helper()
-	cat := catalogue.New(catalogue.Config{Store: st, MaxSegment: segmenter.MaxSegmentDuration(2 * time.Second)})
+	cat := catalogue.New(catalogue.Config{Store: st, MaxSegment: storage.MaxSegmentDuration(2 * time.Second)})
 	at := time.UnixMilli(atMs)
 	tl, err := cat.Timeline(t.Context(), cam, at.Add(-time.Minute), time.Now(), catalogue.TimelineOptions{})
 	if err != nil {

@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,23 +65,21 @@ func TestExportPlaysInChromium(t *testing.T) {
 	}
 	wait := func(what string, cond func(videoState) bool) videoState {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			var s videoState
+		var s videoState
+		testenv.WaitForNil(t, 60*time.Second, what, func() error {
+			s = videoState{}
 			if err := chromedp.Run(b.Ctx, chromedp.Evaluate(readVideo, &s)); err != nil {
 				t.Fatal(err)
 			}
 			if s.Error != 0 {
 				t.Fatalf("%s: media error %d", what, s.Error)
 			}
-			if cond(s) {
-				return s
+			if !cond(s) {
+				return fmt.Errorf("video state %+v", s)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: last state %+v", what, s)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
+		return s
 	}
 	s := wait("metadata", func(s videoState) bool { return s.Ready >= 1 && s.Duration > 0 })
 	if d := time.Duration(s.Duration * float64(time.Second)); d < 79*time.Second || d > 83*time.Second {

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/fs"
+	"github.com/vigia/vigia/testenv"
 )
 
 func openBus(t *testing.T, url string) *bus.Bus {
@@ -50,17 +52,15 @@ func startService(t *testing.T, cfg ServiceConfig) *Service {
 
 func waitState(t *testing.T, j *Jobs, id int64, what string, cond func(State) bool) State {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st, err := j.Get(context.Background(), id)
-		if err == nil && cond(st) {
-			return st
+	var st State
+	testenv.WaitForNil(t, 60*time.Second, what, func() error {
+		var err error
+		if st, err = j.Get(context.Background(), id); err == nil && !cond(st) {
+			err = fmt.Errorf("state %+v", st)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: last state %+v, err %v", what, st, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
+	return st
 }
 
 // ffmpegThumbnail decodes the keyframe with FFmpeg (tests only; production

@@ -1,6 +1,9 @@
-// Package ingest holds the camera sources (RTSP, and later RTMP and P2P), the
-// supervisor that runs a source with reconnects and backoff, and the error
-// classification that decides a camera's status.
+// Package ingest holds the contract of camera sources (Source, Sink,
+// Camera, the Registry of drivers by URL scheme; the RTSP, RTMP and P2P
+// sources are its subpackages), what they share (the clock, parameter
+// sets, the dial guard), the supervisor that runs a source with reconnects
+// and backoff, and the error classification that decides a camera's
+// status.
 package ingest
 
 import (

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/testenv"
 )
 
 // fakeSource delivers one unit when sendUnit is set, then fails with err
@@ -80,16 +81,15 @@ func sequence(sources ...Source) func() (Source, error) {
 	}
 }
 
-// runUntil runs sup until done reports true (or 10 s passed), then stops it.
-func runUntil(sup *Supervisor, done func() bool) {
+// runUntil runs sup until done reports true, failing t after 10 s, then
+// stops it.
+func runUntil(t *testing.T, sup *Supervisor, done func() bool) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); sup.Run(ctx) }()
-	for deadline := time.Now().Add(10 * time.Second); !done() && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	<-stopped
+	defer func() { cancel(); <-stopped }()
+	testenv.WaitFor(t, 10*time.Second, "the supervisor's reports", done)
 }
 
 // runSupervisor runs a supervisor over the sources, one per attempt (the
@@ -105,7 +105,7 @@ func runSupervisor(t *testing.T, want int, sources ...Source) ([]status.Code, []
 		BackoffMin: 10 * time.Millisecond,
 		BackoffMax: 20 * time.Millisecond,
 	})
-	runUntil(sup, func() bool { codes, _ := log.get(); return len(codes) >= want })
+	runUntil(t, sup, func() bool { codes, _ := log.get(); return len(codes) >= want })
 	return log.get()
 }
 
@@ -168,7 +168,7 @@ func TestSupervisorBackoffResetsAfterMedia(t *testing.T) {
 		BackoffMin: base0,
 		BackoffMax: time.Second,
 	})
-	runUntil(sup, func() bool { mu.Lock(); defer mu.Unlock(); return len(waits) >= 6 })
+	runUntil(t, sup, func() bool { mu.Lock(); defer mu.Unlock(); return len(waits) >= 6 })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(waits) < 6 {

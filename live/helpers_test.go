@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vigia/vigia/media"
-	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/sign"
+	vstream "github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 )
 
@@ -143,7 +143,7 @@ func (s *source) next() []*media.Unit {
 func (s *source) key() bool { return s.clip.Units[s.n%len(s.clip.Units)].Key }
 
 // burst sends n video frames (and the audio between them) to c at once.
-func (s *source) burst(c recorder.Consumer, n int) {
+func (s *source) burst(c vstream.Consumer, n int) {
 	for range n {
 		for _, u := range s.next() {
 			c.Unit(u)
@@ -153,7 +153,7 @@ func (s *source) burst(c recorder.Consumer, n int) {
 
 // feed sends n video frames, letting the stream's goroutine handle each
 // before the next (inside a synctest bubble), so none is dropped.
-func (s *source) feed(c recorder.Consumer, n int) {
+func (s *source) feed(c vstream.Consumer, n int) {
 	for range n {
 		s.burst(c, 1)
 		synctest.Wait()
@@ -162,7 +162,7 @@ func (s *source) feed(c recorder.Consumer, n int) {
 
 // feedPaced is feed at the clip's frame rate: it sleeps a frame's duration
 // after each frame (inside a synctest bubble, where time is fake).
-func (s *source) feedPaced(c recorder.Consumer, n int) {
+func (s *source) feedPaced(c vstream.Consumer, n int) {
 	for range n {
 		s.burst(c, 1)
 		time.Sleep(s.frameTime(1))

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/sign"
+	vstream "github.com/vigia/vigia/stream"
 )
 
 // Config configures a Server.
@@ -98,8 +98,8 @@ func New(cfg Config) *Server {
 
 // Consumer returns the recorder consumer factory that feeds the live
 // streams.
-func (s *Server) Consumer() recorder.ConsumerFactory {
-	return func(camera string) recorder.Consumer {
+func (s *Server) Consumer() vstream.ConsumerFactory {
+	return func(camera string) vstream.Consumer {
 		st := newStream(s, camera)
 		s.mu.Lock()
 		if old := s.streams[camera]; old != nil {

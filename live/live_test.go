@@ -173,7 +173,7 @@ func TestCloseWhileWaiting(t *testing.T) {
 		}
 		c.Tracks(src.tracks())
 		src.feed(c, 1)
-		if n := len(c.(*stream).ch); n != 0 {
+		if n := c.(*stream).q.Len(); n != 0 {
 			t.Errorf("%d units queued after Close", n)
 		}
 		c.Close()

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/vigia/vigia/media"
+	vstream "github.com/vigia/vigia/stream"
 )
 
 // viewer is one WebRTC session: a peer connection sending one camera's
@@ -46,11 +47,10 @@ type viewer struct {
 	noSeal bool        // the node's key could not be had: pion seals
 	repath atomic.Bool // the selected candidate pair changed
 
-	ch chan *frame
+	q *vstream.Queue[*frame] // the frames the hub offered, for run
 
 	// Guarded by hub.mu (offer runs under it).
-	waitKey  bool // send nothing before a keyframe (start, new run)
-	skipping bool // queue overflowed: drop (counted) until a keyframe
+	waitKey bool // send nothing before a keyframe (start, new run)
 
 	exp       atomic.Int64  // unix seconds: the newest token's expiry
 	renewed   chan struct{} // signalled when exp moves
@@ -74,7 +74,7 @@ func newSessionID() string {
 func newViewer(w *WebRTC, st *stream, codec media.Codec, exp time.Time) *viewer {
 	v := &viewer{
 		w: w, id: newSessionID(), camera: st.camera, codec: codec, hub: st.hub,
-		ch:        make(chan *frame, w.cfg.ViewerQueue),
+		q:         vstream.NewQueue(vstream.QueueConfig[*frame]{Size: w.cfg.ViewerQueue}),
 		renewed:   make(chan struct{}, 1),
 		connected: make(chan struct{}),
 		quit:      make(chan struct{}),
@@ -86,25 +86,23 @@ func newViewer(w *WebRTC, st *stream, codec media.Codec, exp time.Time) *viewer 
 }
 
 // offer queues f for the viewer without blocking; the hub calls it under
-// its lock.
+// its lock. Frames before the first keyframe (of the session, of a run)
+// are not sent; a frame that finds the queue full is dropped and counted,
+// and so are the frames after it up to the next keyframe.
 func (v *viewer) offer(f *frame) {
-	if v.waitKey || v.skipping {
+	if v.waitKey {
 		if !f.key {
-			if v.skipping {
-				v.dropped.Add(1)
-				v.w.dropped.Inc()
-			}
 			return
 		}
 		v.waitKey = false
 	}
-	select {
-	case v.ch <- f:
-		v.skipping = false
-	default:
+	kind := vstream.Delta
+	if f.key {
+		kind = vstream.Keyframe
+	}
+	if v.q.Put(f, kind, 0) != vstream.Queued {
 		v.dropped.Add(1)
 		v.w.dropped.Inc()
-		v.skipping = true
 	}
 }
 
@@ -165,17 +163,25 @@ func (v *viewer) run() {
 		return // the camera's codec changed meanwhile
 	}
 	defer v.hub.leave(v)
+	var batch []vstream.Entry[*frame]
 	for {
 		select {
-		case f := <-v.ch:
-			if v.w.hookWrite != nil {
-				v.w.hookWrite(v.id)
+		case <-v.q.Ready():
+			batch = v.q.Poll(batch[:0])
+			for _, e := range batch {
+				// A frame in hand leaves the queue, as one received from
+				// a channel would.
+				v.q.Done()
+				if v.w.hookWrite != nil {
+					v.w.hookWrite(v.id)
+				}
+				if err := v.write(e.Value); err != nil {
+					v.log.Debug("webrtc write failed", zap.Error(err))
+					return
+				}
+				v.frames.Add(1)
 			}
-			if err := v.write(f); err != nil {
-				v.log.Debug("webrtc write failed", zap.Error(err))
-				return
-			}
-			v.frames.Add(1)
+			clear(batch)
 		case <-v.renewed:
 			expiry.Reset(time.Until(time.Unix(v.exp.Load(), 0)))
 		case <-expiry.C:

@@ -11,23 +11,26 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/media"
+	vstream "github.com/vigia/vigia/stream"
 )
 
+var _ vstream.Consumer = (*stream)(nil)
+
 // stream is one camera's live HLS muxer and the goroutine that feeds it
-// (run). It implements recorder.Consumer: Tracks and Unit are called by the
+// (run). It implements stream.Consumer: Tracks and Unit are called by the
 // camera's pipeline goroutine, never block, and do nothing after Close.
 type stream struct {
 	s      *Server
 	camera string
 	log    *zap.Logger
-	ch     chan item     // units for run, each tagged with its run of the source
-	quit   chan struct{} // closed by Close: run returns
-	done   chan struct{} // closed when run has returned
+	q      *vstream.Queue[item] // units for run, each tagged with its run of the source
+	quit   chan struct{}        // closed by Close: run returns
+	done   chan struct{}        // closed when run has returned
 
 	closeOnce sync.Once
 	stopped   atomic.Bool // Close was called: Tracks and Unit do nothing
 
-	skipping atomic.Bool // queue overflowed: video resumes at a keyframe
+	video int // index of the video track of the latest run, -1 without (pipeline goroutine)
 
 	// lastWanted is the time (unix ns) of the last viewer's request: the
 	// muxer runs only while someone asked within IdleTimeout.
@@ -62,20 +65,33 @@ func newStream(s *Server, camera string) *stream {
 		s:      s,
 		camera: camera,
 		log:    s.cfg.Log.With(zap.String("camera", camera)),
-		ch:     make(chan item, s.cfg.QueueSize),
-		quit:   make(chan struct{}),
-		done:   make(chan struct{}),
-		hub:    newHub(),
+		// The muxer keeps what it is given; the pipeline reuses a unit's
+		// memory once Unit returns: a unit queued is a copy.
+		q: vstream.NewQueue(vstream.QueueConfig[item]{
+			Size: s.cfg.QueueSize,
+			Keep: func(it *item) { it.unit = it.unit.Clone() },
+		}),
+		video: -1,
+		quit:  make(chan struct{}),
+		done:  make(chan struct{}),
+		hub:   newHub(),
 	}
 	go st.loop()
 	return st
 }
 
-// Tracks implements recorder.Consumer. The tracks are kept, not queued: a
+// Tracks implements stream.Consumer. The tracks are kept, not queued: a
 // full queue never loses the start of a run.
 func (st *stream) Tracks(tracks []*media.Track) {
 	if st.stopped.Load() {
 		return
+	}
+	st.video = -1
+	for i, t := range tracks {
+		if t.Codec.IsVideo() {
+			st.video = i
+			break
+		}
 	}
 	st.runMu.Lock()
 	st.pending = tracks
@@ -91,10 +107,11 @@ func (st *stream) latest() ([]*media.Track, uint64) {
 	return st.pending, st.run.Load()
 }
 
-// Unit implements recorder.Consumer; it never blocks. Video goes to the
+// Unit implements stream.Consumer; it never blocks. Video goes to the
 // WebRTC viewers (packetized once, queued per viewer). For LL-HLS, units
 // are dropped while nobody watches (uncounted), and when the queue is full
-// (counted; video then resumes at the next keyframe).
+// (counted; video then resumes at the next keyframe, the frames before it
+// dropped and counted too).
 func (st *stream) Unit(u *media.Unit) {
 	if st.stopped.Load() {
 		return
@@ -103,28 +120,17 @@ func (st *stream) Unit(u *media.Unit) {
 	if !st.active() && st.muxer.Load() == nil {
 		return
 	}
-	if st.skipping.Load() && !u.Key {
+	if st.q.Put(item{run: st.run.Load(), unit: u}, vstream.KindOf(u, u.Track == st.video), u.Size()) != vstream.Queued {
 		st.s.dropped.Inc()
-		return
-	}
-	select {
-	// The muxer keeps what it is given; the pipeline reuses u's memory
-	// once Unit returns.
-	case st.ch <- item{run: st.run.Load(), unit: u.Clone()}:
-		if u.Key {
-			st.skipping.Store(false)
-		}
-	default:
-		st.s.dropped.Inc()
-		st.skipping.Store(true)
 	}
 }
 
-// Close implements recorder.Consumer. It returns once the stream's
+// Close implements stream.Consumer. It returns once the stream's
 // goroutine has exited and its muxer is closed.
 func (st *stream) Close() {
 	st.closeOnce.Do(func() {
 		st.stopped.Store(true)
+		st.q.Close()
 		close(st.quit)
 		<-st.done
 		st.hub.close()

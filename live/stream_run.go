@@ -5,6 +5,8 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2"
 	"go.uber.org/zap"
+
+	vstream "github.com/vigia/vigia/stream"
 )
 
 // loop is the stream's goroutine: it feeds the queued units to the muxer,
@@ -18,6 +20,8 @@ func (st *stream) loop() {
 		f   *feeder         // nil until the tracks of run cur are known
 		cur uint64          // run of the source being muxed
 		m   *gohlslib.Muxer // the stream's muxer, nil until a keyframe
+
+		batch []vstream.Entry[item]
 	)
 	stop := func() {
 		st.setMuxer(nil)
@@ -40,41 +44,49 @@ func (st *stream) loop() {
 			}
 			st.log.Debug("live muxer idle, closed")
 			stop()
-		case it := <-st.ch:
-			if st.s.hookUnit != nil {
-				st.s.hookUnit()
-			}
-			if it.run != cur {
-				if it.run < cur {
-					continue // a unit of a run already replaced
+		case <-st.q.Ready():
+			batch = st.q.Poll(batch[:0])
+			for _, e := range batch {
+				// A unit in hand leaves the queue, as one received from a
+				// channel would.
+				st.q.Done()
+				it := e.Value
+				if st.s.hookUnit != nil {
+					st.s.hookUnit()
 				}
-				// The first unit of a newer run: its tracks are known,
-				// since Tracks ran before the unit was queued. A run
-				// started since then replaces it too.
-				tracks, run := st.latest()
-				cur, f = run, newFeeder(tracks)
-				stop()
 				if it.run != cur {
+					if it.run < cur {
+						continue // a unit of a run already replaced
+					}
+					// The first unit of a newer run: its tracks are known,
+					// since Tracks ran before the unit was queued. A run
+					// started since then replaces it too.
+					tracks, run := st.latest()
+					cur, f = run, newFeeder(tracks)
+					stop()
+					if it.run != cur {
+						continue
+					}
+				}
+				if f == nil || f.video < 0 {
 					continue
 				}
-			}
-			if f == nil || f.video < 0 {
-				continue
-			}
-			u := it.unit
-			if m == nil {
-				if !u.Key || u.Track != f.video || !st.active() {
-					continue
+				u := it.unit
+				if m == nil {
+					if !u.Key || u.Track != f.video || !st.active() {
+						continue
+					}
+					if m = st.start(f); m == nil {
+						continue
+					}
+					idle.Reset(st.s.cfg.IdleTimeout)
 				}
-				if m = st.start(f); m == nil {
-					continue
+				if err := f.write(m, u); err != nil {
+					st.log.Debug("live write failed, restarting at next keyframe", zap.Error(err))
+					stop()
 				}
-				idle.Reset(st.s.cfg.IdleTimeout)
 			}
-			if err := f.write(m, u); err != nil {
-				st.log.Debug("live write failed, restarting at next keyframe", zap.Error(err))
-				stop()
-			}
+			clear(batch)
 		}
 	}
 }

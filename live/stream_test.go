@@ -9,7 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/vigia/vigia/recorder"
+	vstream "github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 )
 
@@ -66,7 +66,7 @@ func TestNewRunNeverDropped(t *testing.T) {
 
 // watch makes a viewer ask for camera's playlist and feeds src until the
 // muxer answers it with a playlist.
-func watch(t *testing.T, s *Server, c recorder.Consumer, src *source) {
+func watch(t *testing.T, s *Server, c vstream.Consumer, src *source) {
 	t.Helper()
 	req := goGet(t, s.Handler(), liveURL("cam", "index.m3u8"))
 	synctest.Wait()
@@ -131,7 +131,7 @@ func TestIdleTimeout(t *testing.T) {
 					t.Fatal("the muxer still runs IdleTimeout after the last request")
 				}
 				src.feed(c, 2*src.gop())
-				if n := len(st.ch); n != 0 {
+				if n := st.q.Len(); n != 0 {
 					t.Errorf("%d units queued while nobody watches", n)
 				}
 

@@ -19,7 +19,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/vigia/vigia/media"
-	"github.com/vigia/vigia/recorder"
+	vstream "github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
@@ -80,7 +80,7 @@ func (n *rtcNode) playH264(t *testing.T, camera string) *source {
 
 // play feeds src's units to c at the clip's frame rate until the test
 // ends.
-func play(t *testing.T, c recorder.Consumer, src *source) {
+func play(t *testing.T, c vstream.Consumer, src *source) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })

@@ -413,18 +413,33 @@ func checkRegistered(t *testing.T, dir string, got map[string]metric) {
 	}
 }
 
-// TestRecorderMetricsRegistered checks the metrics NewRecorder,
-// RegisterCapacity and RegisterSpoolQuota register.
-func TestRecorderMetricsRegistered(t *testing.T) {
+// TestMetricsRegistered checks the metrics the constructors and Register
+// functions of the package register: every metric defined here, with its
+// documented type and labels.
+func TestMetricsRegistered(t *testing.T) {
 	reg := metrics.NewRegistry()
 	zero := func() float64 { return 0 }
 	m := metrics.NewRecorder(reg, zero, zero)
 	metrics.RegisterCapacity(reg, zero)
 	metrics.RegisterSpoolQuota(reg, zero, zero)
+	metrics.RegisterGapJournal(reg, zero)
+	h := metrics.NewHTTP(reg)
+	metrics.NewExport(reg)
+	metrics.RejectedConnections(reg, "http", []string{"max_connections"})
+	r := metrics.NewRTMP(reg)
+	metrics.NewCluster(reg)
+	metrics.NewAudio(reg, func() metrics.AudioStats { return metrics.AudioStats{} })
+	metrics.RegisterThumbs(reg, func() metrics.ThumbStats { return metrics.ThumbStats{} }, func() bool { return true })
+	metrics.RegisterMotion(reg, func() metrics.MotionStats { return metrics.MotionStats{} })
+	metrics.RegisterDecoders(reg, []string{"crash"}, func() metrics.DecoderStats { return metrics.DecoderStats{} }, func() int64 { return 0 })
 	// Label sets appear with their first value.
 	m.CamerasByStatus.WithLabelValues("ONLINE").Set(1)
 	m.RecordedRatio.WithLabelValues("cam", "1h").Set(1)
 	m.GapRecords.WithLabelValues("camera_offline").Inc()
+	h.Requests.WithLabelValues("GET /healthz", "200").Inc()
+	h.Duration.WithLabelValues("GET /healthz").Observe(0.001)
+	r.Refused.WithLabelValues("bad_key").Inc()
+	r.Errors.WithLabelValues("bad_message").Inc()
 	checkRegistered(t, "metrics", registered(t, reg))
 	for _, want := range []string{"go_goroutines", "process_cpu_seconds_total"} {
 		mfs, _ := reg.Gather()

@@ -36,7 +36,7 @@ func NewRegistry() *prometheus.Registry {
 }
 
 // NewRecorder creates and registers the recorder metrics. spoolBytes and
-// spoolOldest report the spool's state when scraped.
+// spoolOldestSeconds report the spool's state when scraped.
 func NewRecorder(reg prometheus.Registerer, spoolBytes, spoolOldestSeconds func() float64) *Recorder {
 	m := &Recorder{
 		CamerasByStatus: prometheus.NewGaugeVec(prometheus.GaugeOpts{

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/stream"
 )
 
 // Config configures a Service.
@@ -24,7 +25,7 @@ type Config struct {
 
 	// Queue is the number of units waiting for a camera's detector; past it
 	// units are dropped and counted, and detection resumes at the next
-	// keyframe. It defaults to 256 (17 s at 15 fps). A queued unit is a
+	// keyframe (the frames before it are dropped and counted too). It defaults to 256 (17 s at 15 fps). A queued unit is a
 	// frame of about 100 bytes (see Consumer.Unit), not the unit.
 	Queue int
 
@@ -58,7 +59,8 @@ type Service struct {
 type Stats struct {
 	// Events counts events published; PublishErrors those Publish refused.
 	Events, PublishErrors uint64
-	// Dropped counts units not analysed because a camera's queue was full.
+	// Dropped counts units not analysed because a camera's queue was full
+	// (or after that, before the next keyframe).
 	Dropped uint64
 	// Looks counts triggers (decoding started); Decoded the frames decoded.
 	Looks, Decoded uint64
@@ -104,24 +106,27 @@ func (s *Service) Stats() Stats {
 // the consumers first.
 func (s *Service) Close() { s.wg.Wait() }
 
-// item is one message from the pipeline to a camera's detector: a new run
-// (codec) or a video frame.
+// item is one message from the pipeline to a camera's detector: a video
+// frame, the start of a new run, or both (a run whose start found the
+// queue full starts with its first frame queued).
 type item struct {
-	codec media.Codec // f nil: a new run with this video codec ("": none)
-	f     *frame
-	gap   bool // units were dropped before this one
+	f     *frame      // nil: a new run alone
+	codec media.Codec // with run: the run's video codec ("": none)
+	run   bool
 }
 
-// Consumer feeds one camera's detector (it satisfies recorder.Consumer).
+var _ stream.Consumer = (*Consumer)(nil)
+
+// Consumer feeds one camera's detector (a stream.Consumer).
 type Consumer struct {
 	s       *Service
 	camera  string
-	ch      chan item
+	q       *stream.Queue[item]
 	video   int
-	gap     bool
-	inGOP   bool // a keyframe was queued since the last new run or drop
+	codec   media.Codec // the run's video codec
+	pending bool        // the run's start is not queued yet
+	inGOP   bool        // a keyframe was queued since the last new run
 	done    chan struct{}
-	closeMu sync.Once
 }
 
 // Consumer starts camera's detector and returns its consumer, or nil when
@@ -130,23 +135,25 @@ func (s *Service) Consumer(camera string) *Consumer {
 	if !s.available {
 		return nil
 	}
-	c := &Consumer{s: s, camera: camera, ch: make(chan item, s.cfg.Queue), video: -1, done: make(chan struct{})}
+	c := &Consumer{s: s, camera: camera, q: stream.NewQueue(stream.QueueConfig[item]{Size: s.cfg.Queue}),
+		video: -1, done: make(chan struct{})}
 	s.wg.Add(1)
 	go c.run()
 	return c
 }
 
-// Tracks starts a new run of the source.
+// Tracks starts a new run of the source. The run's start is queued never
+// after a unit of the run: when the queue is full, it goes with the run's
+// first frame queued.
 func (c *Consumer) Tracks(tracks []*media.Track) {
-	c.video, c.inGOP = -1, false
-	codec := media.Codec("")
+	c.video, c.codec, c.inGOP = -1, "", false
 	for i, t := range tracks {
 		if t.Codec.IsVideo() {
-			c.video, codec = i, t.Codec
+			c.video, c.codec = i, t.Codec
 			break
 		}
 	}
-	c.push(item{codec: codec})
+	c.pending = !c.put(item{codec: c.codec, run: true}, stream.Other)
 }
 
 // Unit queues a video unit; it never blocks. What is queued is a frame
@@ -156,35 +163,41 @@ func (c *Consumer) Tracks(tracks []*media.Track) {
 // decodes, which it reads back from the spool file. A unit the segmenter
 // did not store (rare: no keyframe or parameter sets yet, a spool write
 // error) has its NAL units copied, unless no keyframe was queued since the
-// last new run or drop (the detector decodes nothing before one).
+// last new run (the detector decodes nothing before one). After a frame is
+// dropped, frames are dropped until the next keyframe.
 func (c *Consumer) Unit(u *media.Unit) {
 	if u.Track != c.video || c.video < 0 || len(u.NALUs) == 0 {
 		return
 	}
 	f := newFrame(u, u.Key || c.inGOP)
-	c.push(item{f: &f})
+	it := item{f: &f}
+	if c.pending {
+		it.codec, it.run = c.codec, true
+	}
+	if !c.put(it, stream.KindOf(u, true)) {
+		return
+	}
+	c.pending = false
+	if u.Key {
+		c.inGOP = true
+	}
 }
 
-func (c *Consumer) push(it item) {
-	it.gap = c.gap
-	select {
-	case c.ch <- it:
-		c.gap = false
-		if it.f != nil && it.f.key {
-			c.inGOP = true
-		}
-	default:
-		c.gap, c.inGOP = true, false
-		if n := c.s.dropped.Add(1); n == 1 || n%10000 == 0 {
-			c.s.cfg.Log.Warn("motion queue full, units dropped", zap.String("camera", c.camera), zap.Uint64("dropped", n))
-		}
+// put queues it, or counts it dropped; it reports whether it was queued.
+func (c *Consumer) put(it item, kind stream.Kind) bool {
+	if c.q.Put(it, kind, 0) == stream.Queued {
+		return true
 	}
+	if n := c.s.dropped.Add(1); n == 1 || n%10000 == 0 {
+		c.s.cfg.Log.Warn("motion queue full, units dropped", zap.String("camera", c.camera), zap.Uint64("dropped", n))
+	}
+	return false
 }
 
 // Close stops the camera's detector after the queued units; an open event
 // is published if it lasted long enough.
 func (c *Consumer) Close() {
-	c.closeMu.Do(func() { close(c.ch) })
+	c.q.Close()
 	<-c.done
 }
 
@@ -194,26 +207,34 @@ func (c *Consumer) run() {
 	defer c.s.wg.Done()
 	defer close(c.done)
 	d := NewDetector(c.camera, c.s.cfg.Settings(c.camera), c.s.cfg.Decoder)
-	for it := range c.ch {
-		evs := c.measure(d, it)
-		c.publish(evs)
+	var batch []stream.Entry[item]
+	for {
+		var ok bool
+		batch, ok = c.q.Take(batch[:0])
+		for _, e := range batch {
+			c.publish(c.measure(d, e.Value, e.Gap))
+			c.q.Done()
+		}
+		clear(batch)
+		if !ok {
+			break
+		}
 	}
 	c.publish(d.Close())
 }
 
-// measure runs one item through the detector and adds what it counted to
-// the Service's totals.
-func (c *Consumer) measure(d *Detector, it item) []Event {
+// measure runs one item through the detector, after a loss of units when
+// gap is set, and adds what it counted to the Service's totals.
+func (c *Consumer) measure(d *Detector, it item, gap bool) []Event {
 	looks, decoded, unreadable, cpu := d.looks, d.decoded, d.unreadable, d.cpu
 	var evs []Event
-	switch {
-	case it.f == nil:
+	if it.run {
 		evs = d.SetCodec(it.codec)
-	default:
-		if it.gap {
-			d.Gap()
-		}
-		evs = d.frame(*it.f)
+	} else if gap {
+		d.Gap()
+	}
+	if it.f != nil {
+		evs = append(evs, d.frame(*it.f)...)
 	}
 	c.s.cpuNanos.Add(int64(d.cpu - cpu))
 	c.s.looks.Add(d.looks - looks)

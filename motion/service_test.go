@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/testenv"
 )
 
 func TestServiceConsumer(t *testing.T) {
@@ -74,6 +75,46 @@ func TestServiceQueueFull(t *testing.T) {
 	s.Close()
 	if st := s.Stats(); st.Dropped != 1000 {
 		t.Fatalf("%d units dropped, want all 1000 (the queue of 1 holds the tracks): %+v", st.Dropped, st)
+	}
+}
+
+// TestServiceRunStartNeverLost: the start of a run that finds the queue
+// full is not lost: it goes with the run's first frame queued, so the
+// detector decodes the run's video with its codec.
+func TestServiceRunStartNeverLost(t *testing.T) {
+	sc := scene{name: "run", length: 20 * time.Second, size: "640x360", codec: "h264", noise: 5,
+		motion: []interval{{sec(8), sec(13)}}}
+	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	units := sc.encode(t, t.TempDir(), base)
+
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var got []Event
+	queue := len(units) + 1
+	s := NewService(Config{Queue: queue, Decoder: testDecoder, Publish: func(ev Event) error {
+		mu.Lock()
+		got = append(got, ev)
+		mu.Unlock()
+		return nil
+	}, Settings: func(string) Settings { <-release; return DefaultSettings() }})
+	c := s.Consumer("cam")
+	for range queue { // runs without video fill the queue
+		c.Tracks([]*media.Track{{Codec: media.AAC}})
+	}
+	tr := &media.Track{Codec: media.H264}
+	c.Tracks([]*media.Track{tr})
+	if st := s.Stats(); st.Dropped != 1 {
+		t.Fatalf("%d dropped, want the last run's start", st.Dropped)
+	}
+	close(release)
+	testenv.WaitFor(t, 10*time.Second, "the queue emptied", func() bool { return c.q.Len() == 0 })
+	for _, u := range units {
+		c.Unit(u)
+	}
+	c.Close()
+	s.Close()
+	if st := s.Stats(); len(got) != 1 || st.Dropped != 1 || st.Decoded == 0 {
+		t.Fatalf("events %v, stats %+v: the run's video was not decoded as H.264", intervals(got, base), st)
 	}
 }
 

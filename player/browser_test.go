@@ -87,17 +87,14 @@ type browserPage struct {
 // waitState polls the page until cond holds.
 func (b *browserPage) waitState(timeout time.Duration, what string, cond func(pageState) bool) pageState {
 	b.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := b.state()
-		if cond(s) {
-			return s
+	var s pageState
+	testenv.WaitForNil(b.t, timeout, what, func() error {
+		if s = b.state(); !cond(s) {
+			return fmt.Errorf("page state %+v", s)
 		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("after %v waiting for %s: page state %+v", timeout, what, s)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
+	return s
 }
 
 // waitAdvance waits until currentTime has advanced by 3 s from now on,

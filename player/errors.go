@@ -15,3 +15,7 @@ var (
 	// JSON array of ranges.
 	ErrInvalidRanges = errors.New("invalid timeline ranges")
 )
+
+// errNoSegments is returned by the playlist writer when no usable segment
+// overlaps the range; the VOD handler answers 404.
+var errNoSegments = errors.New("no recorded segments in range")

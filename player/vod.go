@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/catalogue"
-	"github.com/vigia/vigia/segmenter"
 )
 
 // SignFunc returns an address that reads the object key until expiry
@@ -49,7 +48,7 @@ type VODConfig struct {
 const DefaultMaxRange = 31 * 24 * time.Hour
 
 // VODHandler serves a camera's recordings from the query's from to to (Unix
-// milliseconds) as an HLS VOD media playlist (segmenter.PlaylistWriter),
+// milliseconds) as an HLS VOD media playlist (playlistWriter),
 // segment addresses signed. The playlist is streamed: each hour of the
 // range is listed (a few at once), its segments' init sizes read from the
 // catalogue's cache (Stat for those it has not seen), and written, so a
@@ -106,7 +105,7 @@ func VODHandler(cfg VODConfig) http.Handler {
 		pl.buf = bufio.NewWriterSize(pl, 32<<10)
 		err := writeVOD(ctx, cfg, camera, from, to, pl)
 		switch {
-		case errors.Is(err, segmenter.ErrNoSegments):
+		case errors.Is(err, errNoSegments):
 			http.Error(w, "no recordings in range", http.StatusNotFound)
 		case err != nil && !pl.started:
 			cfg.Log.Warn("recorded playlist failed", zap.String("camera", camera), zap.Error(err))
@@ -120,7 +119,7 @@ func VODHandler(cfg VODConfig) http.Handler {
 
 // writeVOD lists the range hour by hour and writes its playlist to pl.
 func writeVOD(ctx context.Context, cfg VODConfig, camera string, from, to int64, pl *vodWriter) error {
-	pw, err := segmenter.NewPlaylistWriter(pl.buf, from, to, cfg.Catalogue.MaxSegment().Milliseconds())
+	pw, err := newPlaylistWriter(pl.buf, from, to, cfg.Catalogue.MaxSegment().Milliseconds())
 	if err != nil {
 		return err
 	}
@@ -139,18 +138,18 @@ func writeVOD(ctx context.Context, cfg VODConfig, camera string, from, to int64,
 			if err != nil {
 				return err
 			}
-			if _, err := pw.Add(segmenter.PlaylistSegment{URI: u, StartMs: s.StartMs, DurationMs: s.DurMs, Size: s.Size, InitSize: s.InitSize}); err != nil {
+			if _, err := pw.add(playlistSegment{URI: u, StartMs: s.StartMs, DurationMs: s.DurMs, Size: s.Size, InitSize: s.InitSize}); err != nil {
 				return err
 			}
 		}
-		if pl.head && pw.Segments() > 0 {
+		if pl.head && pw.segments() > 0 {
 			break // HEAD: a segment is enough to answer 200
 		}
 		if err := pl.buf.Flush(); err != nil {
 			return err
 		}
 	}
-	if err := pw.Close(); err != nil {
+	if err := pw.close(); err != nil {
 		return err
 	}
 	return pl.buf.Flush()

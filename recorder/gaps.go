@@ -9,6 +9,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/storage"
 )
 
 // Gap records (docs/recording.md, Gaps). Each cause is noted in one place:
@@ -211,7 +212,7 @@ func (o *owner) crashEnd(end time.Time) (time.Time, bool) {
 	switch {
 	case err != nil:
 		o.log.Warn("last stored segment not read", zap.Error(err))
-	case last.IsZero() || gapAfter || !last.After(end.Add(segmenter.TouchToleranceMs*time.Millisecond)):
+	case last.IsZero() || gapAfter || !last.After(end.Add(storage.TouchToleranceMs*time.Millisecond)):
 	case time.Until(last) > maxEndAhead:
 		o.log.Warn("last stored segment ignored: too far ahead of this node's clock", zap.Duration("ahead", time.Until(last)))
 	default:
@@ -238,5 +239,5 @@ func (p *pipeline) sourceDown(code status.Code, err error) {
 		return
 	}
 	cause, detail := causeOf(code, err)
-	p.q.putWait(p.ctx, item{down: &downNote{cause: cause, detail: detail}})
+	p.q.PutWait(p.ctx, item{down: &downNote{cause: cause, detail: detail}})
 }

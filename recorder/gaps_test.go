@@ -13,6 +13,8 @@ import (
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
@@ -129,7 +131,7 @@ func holeAfter(segs []segmenter.Segment, t time.Time) (end, resumed time.Time) {
 		if i+1 == len(segs) {
 			return s.End(), time.Time{}
 		}
-		if next := segs[i+1].Start; next.Sub(s.End()) > segmenter.TouchToleranceMs*time.Millisecond && next.After(t) {
+		if next := segs[i+1].Start; next.Sub(s.End()) > storage.TouchToleranceMs*time.Millisecond && next.After(t) {
 			return s.End(), next
 		}
 	}
@@ -341,7 +343,7 @@ func TestGapQueueOverflow(t *testing.T) {
 	}
 	rg := newRig(t)
 	gate := &gateConsumer{open: make(chan struct{})}
-	rg.rec.cfg.Consumers = []ConsumerFactory{func(string) Consumer { return gate }}
+	rg.rec.cfg.Consumers = []stream.ConsumerFactory{func(string) stream.Consumer { return gate }}
 	rg.rec.cfg.QueueSize = 16
 	returned, more := make(chan struct{}), make(chan struct{})
 	rg.rec.cfg.Drivers["fake"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 )
 
@@ -151,7 +152,7 @@ func newRig(t *testing.T) *rig {
 		Keys:            testKeys,
 		Ends:            rg.ends,
 		SegmentDuration: 4 * time.Second,
-		Consumers: []ConsumerFactory{func(string) Consumer {
+		Consumers: []stream.ConsumerFactory{func(string) stream.Consumer {
 			rg.mu.Lock()
 			rg.runs++
 			rg.mu.Unlock()

@@ -11,18 +11,24 @@ import (
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/stream"
 )
 
 var _ ingest.Sink = (*pipeline)(nil)
 
-// item is one message from the source to the pipeline goroutine: 32
-// bytes, so that a camera's queue of 512 is 16 KiB (a run's tracks are
-// not sent through the queue).
+// lazyUnits is how many units that need no prompt handling (audio) may wait
+// in a camera's queue before the pipeline goroutine is woken for them: they
+// go with the next video unit, which wakes it. A camera sends an audio
+// packet every 20–64 ms and a video frame every 40–200 ms; waking the
+// pipeline for each was half of its wake-ups.
+const lazyUnits = 8
+
+// item is one message from the source to the pipeline goroutine: 24
+// bytes, 32 with its queue entry, so that a camera's queue of 512 is
+// 16 KiB (a run's tracks are not sent through the queue).
 type item struct {
 	run  *sourceRun // the run the unit belongs to
 	unit *media.Unit
-	size int32     // the unit's bytes, counted in the recorder's QueueBytes
-	gap  bool      // units were lost before this keyframe
 	down *downNote // the source failed (gaps.go)
 }
 
@@ -37,23 +43,27 @@ type sourceRun struct {
 type pipeline struct {
 	o         *owner
 	ctx       context.Context
-	q         *unitQueue
+	q         *stream.Queue[item]
 	writer    *segmenter.Writer
-	consumers []Consumer
+	consumers []stream.Consumer
 
-	cur      atomic.Pointer[sourceRun] // the source's current run
-	applied  *sourceRun                // the run the segmenter and consumers were told of (pipeline goroutine)
-	skipping atomic.Bool               // video units are dropped until the next keyframe
-	gaps     *gapTracker               // the owner's, while this run lives (gaps.go)
+	cur     atomic.Pointer[sourceRun] // the source's current run
+	applied *sourceRun                // the run the segmenter and consumers were told of (pipeline goroutine)
+	gaps    *gapTracker               // the owner's, while this run lives (gaps.go)
 
 	// stage is the applied run's Stage (Config.Stage), nil for none;
 	// replaced marks the tracks it turned into others (pipeline goroutine).
-	stage    Stage
+	stage    stream.Stage
 	replaced []bool
 }
 
+// newPipeline returns a camera's pipeline with a queue of queue units,
+// bounded with the other cameras' by the recorder's QueueBytes.
 func newPipeline(ctx context.Context, o *owner, queue int, w *segmenter.Writer) *pipeline {
-	return &pipeline{o: o, ctx: ctx, q: newUnitQueue(queue), writer: w}
+	q := stream.NewQueue(stream.QueueConfig[item]{
+		Size: queue, Lazy: lazyUnits, Bytes: &o.r.queued, MaxBytes: o.r.cfg.QueueBytes,
+	})
+	return &pipeline{o: o, ctx: ctx, q: q, writer: w}
 }
 
 // Tracks implements ingest.Sink. It never waits: the new run's tracks go
@@ -68,7 +78,7 @@ func (p *pipeline) Tracks(tracks []*media.Track) error {
 		}
 	}
 	p.cur.Store(run)
-	p.skipping.Store(false)
+	p.q.Resume()
 	return nil
 }
 
@@ -89,32 +99,11 @@ func (p *pipeline) Unit(u *media.Unit) {
 		u.Release()
 		return
 	}
-	video := u.Track == run.video
-	gap := false
-	if video && p.skipping.Load() {
-		if !u.Key {
-			p.o.dropped("queue_full")
-			u.Release()
-			return
-		}
-		gap = true
-	}
-	queued := &p.o.r.queued
-	if queued.Add(int64(size)) <= p.o.r.cfg.QueueBytes {
-		// Audio waits for the next video unit to wake the pipeline
-		// (lazyUnits).
-		if p.q.put(item{run: run, unit: u, size: int32(size), gap: gap}, video || gap) {
-			if gap {
-				p.skipping.Store(false)
-			}
-			return
-		}
-	}
-	queued.Add(-int64(size))
-	p.o.dropped("queue_full")
-	u.Release()
-	if video {
-		p.skipping.Store(true)
+	// Audio waits for the next video unit to wake the pipeline
+	// (lazyUnits).
+	if p.q.Put(item{run: run, unit: u}, stream.KindOf(u, u.Track == run.video), size) != stream.Queued {
+		p.o.dropped("queue_full")
+		u.Release()
 	}
 }
 
@@ -127,13 +116,13 @@ func (p *pipeline) run() {
 			c.Close()
 		}
 	}()
-	var batch []item
+	var batch []stream.Entry[item]
 	for {
 		var ok bool
-		batch, ok = p.q.take(batch[:0])
-		for _, it := range batch {
-			p.handleItem(it)
-			p.q.done()
+		batch, ok = p.q.Take(batch[:0])
+		for _, e := range batch {
+			p.handleItem(e.Value, e.Gap)
+			p.q.Done()
 		}
 		clear(batch)
 		if !ok {
@@ -142,8 +131,9 @@ func (p *pipeline) run() {
 	}
 }
 
-// handleItem handles one item of the queue.
-func (p *pipeline) handleItem(it item) {
+// handleItem handles one item of the queue; gap is set on a keyframe
+// after video units were dropped.
+func (p *pipeline) handleItem(it item, gap bool) {
 	if it.down != nil {
 		p.gaps.down(p.writer, it.down.cause, it.down.detail)
 		return
@@ -152,8 +142,7 @@ func (p *pipeline) handleItem(it item) {
 		p.applied = it.run
 		p.startRun(it.run)
 	}
-	p.o.r.queued.Add(-int64(it.size))
-	p.pass(it)
+	p.pass(it.unit, gap)
 }
 
 // feed passes a unit, or a new run's tracks (u nil), to the consumers,

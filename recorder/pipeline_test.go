@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
@@ -99,7 +100,7 @@ func TestPipelineNeverWaits(t *testing.T) {
 	}
 	rg := newRig(t)
 	gate := &gateConsumer{open: make(chan struct{})}
-	rg.rec.cfg.Consumers = []ConsumerFactory{func(string) Consumer { return gate }}
+	rg.rec.cfg.Consumers = []stream.ConsumerFactory{func(string) stream.Consumer { return gate }}
 	rg.rec.cfg.QueueSize = 16
 	returned, more := make(chan struct{}), make(chan struct{})
 	rg.rec.cfg.Drivers["fake"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {
@@ -181,7 +182,7 @@ func TestPipelineQueueBytes(t *testing.T) {
 	var openOnce sync.Once
 	open := func() { openOnce.Do(func() { close(gate.open) }) }
 	defer open() // before the rig closes, even when the test fails
-	rg.rec.cfg.Consumers = []ConsumerFactory{func(string) Consumer { return gate }}
+	rg.rec.cfg.Consumers = []stream.ConsumerFactory{func(string) stream.Consumer { return gate }}
 	const budget = 400 << 10 // about 20 frames of the 720p clip
 	rg.rec.cfg.QueueBytes = budget
 	for i := range 3 {

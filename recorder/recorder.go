@@ -26,6 +26,7 @@ import (
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/status"
+	"github.com/vigia/vigia/stream"
 )
 
 // Config configures a Recorder.
@@ -100,12 +101,12 @@ type Config struct {
 	// Consumers build, for each run of a camera, the consumers that
 	// receive its media besides the segmenter (live, thumbnails, motion).
 	// Optional.
-	Consumers []ConsumerFactory
+	Consumers []stream.ConsumerFactory
 
 	// Stage, optional, builds for each run of a camera's source the step
 	// its units go through before the segmenter and the consumers (audio
 	// transcoding to AAC).
-	Stage StageFactory
+	Stage stream.StageFactory
 
 	// Metrics, optional.
 	Metrics *metrics.Recorder

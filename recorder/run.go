@@ -92,6 +92,6 @@ func (o *owner) startRun(spec ingest.Camera, drv ingest.Driver) *run {
 func (ru *run) stop() {
 	ru.cancel()
 	<-ru.supDone
-	ru.pipe.q.close()
+	ru.pipe.q.Close()
 	<-ru.pipDone
 }

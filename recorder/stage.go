@@ -8,30 +8,8 @@ import (
 	"github.com/vigia/vigia/media"
 )
 
-// Stage is a step between a camera's queue and its segmenter for one run
-// of its source: it takes the run's units in order and passes on, through
-// emit, the units to record in the order to record them (audio it
-// transcodes, video it holds until the audio of its time is out). It owns
-// the units it is given until it passes them on; those it does not pass
-// on, it releases. Only the camera's pipeline goroutine calls it.
-type Stage interface {
-	Unit(u *media.Unit, emit func(*media.Unit))
-
-	// Flush passes on every unit the stage holds: the run is over.
-	Flush(emit func(*media.Unit))
-
-	// Close frees the stage.
-	Close()
-}
-
-// StageFactory builds, at the start of each run of a camera's source, the
-// stage of that run from its tracks: it returns the tracks the segmenter
-// and the consumers are told of (those the stage turns into others
-// replaced) and the stage, nil when it has nothing to do.
-type StageFactory func(camera string, tracks []*media.Track) ([]*media.Track, Stage)
-
 // startRun tells the segmenter and the consumers of a new run of the
-// source, through a new stage when the recorder has a StageFactory; the
+// source, through a new stage when the recorder has a Config.Stage; the
 // previous run's stage passes on what it holds first.
 func (p *pipeline) startRun(run *sourceRun) {
 	p.endStage()
@@ -46,21 +24,22 @@ func (p *pipeline) startRun(run *sourceRun) {
 	p.handle(nil, false, tracks)
 }
 
-// pass hands a unit to the stage, or on when there is none.
-func (p *pipeline) pass(it item) {
+// pass hands a unit to the stage, or on when there is none; gap is set on
+// a keyframe after units were dropped from the queue.
+func (p *pipeline) pass(u *media.Unit, gap bool) {
 	if p.stage == nil {
-		if t := it.unit.Track; t >= 0 && t < len(p.replaced) && p.replaced[t] {
+		if t := u.Track; t >= 0 && t < len(p.replaced) && p.replaced[t] {
 			// The stage that turned this track into another is gone.
-			it.unit.Release()
+			u.Release()
 			return
 		}
-		p.handle(it.unit, it.gap, nil)
+		p.handle(u, gap, nil)
 		return
 	}
-	if it.gap {
-		it.unit.Gap = true // the stage's units carry it themselves
+	if gap {
+		u.Gap = true // the stage's units carry it themselves
 	}
-	p.guardStage(func() { p.stage.Unit(it.unit, p.emit) })
+	p.guardStage(func() { p.stage.Unit(u, p.emit) })
 }
 
 // emit is the stage's way on to the segmenter and the consumers.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
@@ -128,8 +129,8 @@ func TestPipelineStage(t *testing.T) {
 			rg.rec.cfg.Drivers["fake"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {
 				return avSource{clip: clip}, nil
 			}
-			rg.rec.cfg.Consumers = []ConsumerFactory{func(string) Consumer { return logConsumer{&mu, &log} }}
-			rg.rec.cfg.Stage = func(camera string, tracks []*media.Track) ([]*media.Track, Stage) {
+			rg.rec.cfg.Consumers = []stream.ConsumerFactory{func(string) stream.Consumer { return logConsumer{&mu, &log} }}
+			rg.rec.cfg.Stage = func(camera string, tracks []*media.Track) ([]*media.Track, stream.Stage) {
 				if camera != "c1" || len(tracks) != 2 || tracks[1].Codec != "X" {
 					t.Errorf("stage factory called for %s with %v", camera, tracks)
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/fs"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestOneSweeperAtATime runs two sweepers (two nodes) on one NATS: only the
@@ -72,11 +73,7 @@ func TestStartSweeps(t *testing.T) {
 	}
 	s.Start()
 	defer s.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for exists(t, st, old) {
-		if time.Now().After(deadline) {
-			t.Fatal("background sweeper did not delete an expired segment")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 30*time.Second, "the background sweeper to delete an expired segment", func() bool {
+		return !exists(t, st, old)
+	})
 }

@@ -80,9 +80,7 @@ func (d *deleter) flush(ctx context.Context) error {
 // descending only into the folder that holds cutoff. At the leaf level of
 // day folders (hourly thumbnails), objects are judged one by one.
 func (d *deleter) dated(ctx context.Context, prefix string, l, leaf level, parent, cutoff time.Time) error {
-	opts := storage.ListOptions{Delimiter: "/"}
-	for {
-		page, err := d.s.List(ctx, prefix, opts)
+	for page, err := range storage.Pages(ctx, d.s, prefix, storage.ListOptions{Delimiter: "/"}) {
 		if err != nil {
 			return fmt.Errorf("list %s: %w", prefix, err)
 		}
@@ -123,11 +121,8 @@ func (d *deleter) dated(ctx context.Context, prefix string, l, leaf level, paren
 				return nil
 			}
 		}
-		if page.Next == "" {
-			return nil
-		}
-		opts.StartAfter = page.Next
 	}
+	return nil
 }
 
 // all deletes every object below prefix.

@@ -322,3 +322,34 @@ func TestSpan(t *testing.T) {
 		}
 	}
 }
+
+// stuckStore's listings never advance: every page is empty and continues
+// after "rec/cam/0".
+type stuckStore struct {
+	storage.Store
+	lists int
+}
+
+func (s *stuckStore) List(context.Context, string, storage.ListOptions) (storage.ListPage, error) {
+	s.lists++
+	if s.lists > 100 {
+		return storage.ListPage{}, errors.New("listed past the no-progress point")
+	}
+	return storage.ListPage{Next: "rec/cam/0"}, nil
+}
+
+// TestSweepStuckListing: a listing whose pages do not advance ends the
+// sweep with an error at once instead of paging forever.
+func TestSweepStuckListing(t *testing.T) {
+	st := &stuckStore{}
+	sw, err := New(Config{Store: st, Cameras: func(context.Context) ([]CameraRetention, error) {
+		return []CameraRetention{{Camera: "cam", Days: 1}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sw.Sweep(t.Context())
+	if err == nil || st.lists != 2 {
+		t.Fatalf("Sweep = %v after %d listings, want an error after 2", err, st.lists)
+	}
+}

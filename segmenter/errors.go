@@ -21,12 +21,3 @@ var (
 	// metadata): the spool drops it, reason "upload_failed".
 	ErrUploadRefused = errors.New("segment refused by storage")
 )
-
-// Errors returned by Playlist.
-var (
-	// ErrNoSegments is returned when no usable segment overlaps the range.
-	ErrNoSegments = errors.New("no recorded segments in range")
-
-	// ErrInvalidRange is returned for a range that ends before it starts.
-	ErrInvalidRange = errors.New("invalid time range")
-)

@@ -26,18 +26,13 @@ type FileInfo struct {
 	Size int64
 }
 
-// InspectFile reads a fragmented-MP4 segment file (ftyp, moov, then moof
-// and mdat pairs: what the spool writes, and what other recorders that
+// InspectFileSamples reads a fragmented-MP4 segment file (ftyp, moov, then
+// moof and mdat pairs: what the spool writes, and what other recorders that
 // write fMP4 segments write) and returns its video codec, media duration
 // and frame count, by the same parsing that spool recovery uses. A
-// fragment cut short at the end of the file is left out.
-func InspectFile(path string) (FileInfo, error) {
-	return InspectFileSamples(path, nil)
-}
-
-// InspectFileSamples is InspectFile that also hands each video sample's
-// data (length-prefixed NAL units), in order, to sample; the data is valid
-// during the call only.
+// fragment cut short at the end of the file is left out. When sample is
+// not nil, it is handed each video sample's data (length-prefixed NAL
+// units), in order; the data is valid during the call only.
 func InspectFileSamples(path string, sample func(avcc []byte)) (FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {

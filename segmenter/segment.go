@@ -69,14 +69,22 @@ const (
 	GapTimestamps = "timestamps"
 )
 
-// MaxSegmentDuration returns the longest segment a Writer cuts for the
+// maxSegmentDuration returns the longest segment a Writer cuts for the
 // target duration: it cuts at the first keyframe at or after target, and
-// at the latest at target plus the larger of target and one minute. A
-// segment covering a time t therefore starts after t minus this, which is
-// how far readers of storage look back.
-func MaxSegmentDuration(target time.Duration) time.Duration {
+// at the latest at target plus the larger of target and one minute.
+// Readers of storage look back by this much: it is
+// storage.MaxSegmentDuration, which the segmenter may not import;
+// TestLayoutMatchesStorage checks the two agree.
+func maxSegmentDuration(target time.Duration) time.Duration {
 	if target <= 0 {
 		target = 60 * time.Second
 	}
 	return target + max(target, time.Minute)
 }
+
+// touchTolerance is how far a segment may start after the end of the one
+// before and still follow it without a gap: storage keys keep start and
+// duration to the millisecond, so readers of storage allow
+// storage.TouchToleranceMs, and the Writer reports a gap (OnGap) only past
+// the same tolerance, so that the gaps it reports are those readers see.
+const touchTolerance = 2 * time.Millisecond

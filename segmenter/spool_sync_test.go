@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestGroupSyncCoversEveryCaller: callers that come while a round runs
@@ -34,7 +36,7 @@ func TestGroupSyncCoversEveryCaller(t *testing.T) {
 		returned <- rounds.Load()
 	}()
 	<-first
-	waitUntil(t, func() bool { return rounds.Load() == 1 })
+	testenv.WaitFor(t, 10*time.Second, "round 1", func() bool { return rounds.Load() == 1 })
 	// Round 1 runs: everyone else comes now and must wait for round 2.
 	for range callers - 1 {
 		wg.Add(1)
@@ -47,9 +49,9 @@ func TestGroupSyncCoversEveryCaller(t *testing.T) {
 		}()
 	}
 	// Everyone waits, the first caller too.
-	waitUntil(t, func() bool { return g.waiters() == callers })
+	testenv.WaitFor(t, 10*time.Second, "every caller waiting", func() bool { return g.waiters() == callers })
 	gate <- struct{}{} // round 1 ends; one waiter starts round 2
-	waitUntil(t, func() bool { return rounds.Load() == 2 })
+	testenv.WaitFor(t, 10*time.Second, "round 2", func() bool { return rounds.Load() == 2 })
 	gate <- struct{}{} // round 2 ends
 	wg.Wait()
 	close(returned)
@@ -75,17 +77,6 @@ func TestGroupSyncCoversEveryCaller(t *testing.T) {
 
 // sync returns once a round that started after the call has finished.
 func (g *groupSync) sync() error { return g.wait(g.request(true)) }
-
-func waitUntil(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // TestGroupSyncRoundsPaced: rounds asked for without waiting start at most
 // every `every`, each covering every request made before it started; an

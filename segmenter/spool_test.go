@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/testenv"
 )
 
 func TestSpoolRecoversCrashedSegment(t *testing.T) {
@@ -110,10 +111,7 @@ func TestSpoolRetriesUntilStorageReturns(t *testing.T) {
 		}
 	}
 	w.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for failures.Load() < 5 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 20*time.Second, "5 failed stores", func() bool { return failures.Load() >= 5 })
 	if sp.Pending() != 4 || len(ds.stored()) != 0 {
 		t.Fatalf("during the outage: pending %d stored %d, want 4 and 0", sp.Pending(), len(ds.stored()))
 	}

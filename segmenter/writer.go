@@ -44,8 +44,8 @@ type WriterConfig struct {
 
 	// MaxDuration bounds a segment: one that reaches it without a keyframe
 	// to cut at is closed there, and video is dropped until the next
-	// keyframe. It defaults to MaxSegmentDuration(SegmentDuration), which
-	// readers of storage rely on.
+	// keyframe. It defaults to storage.MaxSegmentDuration(SegmentDuration),
+	// which readers of storage rely on.
 	MaxDuration time.Duration
 
 	// Spool receives the segment files.
@@ -164,7 +164,7 @@ func NewWriter(cfg WriterConfig) *Writer {
 		cfg.MaxJump = 5 * time.Second
 	}
 	if cfg.MaxDuration < cfg.SegmentDuration {
-		cfg.MaxDuration = MaxSegmentDuration(cfg.SegmentDuration)
+		cfg.MaxDuration = maxSegmentDuration(cfg.SegmentDuration)
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
@@ -423,7 +423,7 @@ func (w *Writer) openSegment(u *media.Unit) error {
 		if start.Before(w.lastEnd) {
 			start = w.lastEnd
 		}
-		if w.cfg.OnGap != nil && (w.lastEnd.IsZero() || start.Sub(w.lastEnd) > TouchToleranceMs*time.Millisecond) {
+		if w.cfg.OnGap != nil && (w.lastEnd.IsZero() || start.Sub(w.lastEnd) > touchTolerance) {
 			w.cfg.OnGap(w.lastEnd, start, w.gapReason)
 		}
 		w.gapReason = ""

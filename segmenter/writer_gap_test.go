@@ -123,19 +123,6 @@ func TestWriterMaxDuration(t *testing.T) {
 	}
 }
 
-func TestMaxSegmentDuration(t *testing.T) {
-	for _, tc := range []struct{ target, want time.Duration }{
-		{2 * time.Second, 62 * time.Second},
-		{60 * time.Second, 120 * time.Second},
-		{10 * time.Minute, 20 * time.Minute},
-		{0, 120 * time.Second},
-	} {
-		if got := MaxSegmentDuration(tc.target); got != tc.want {
-			t.Errorf("MaxSegmentDuration(%v) = %v, want %v", tc.target, got, tc.want)
-		}
-	}
-}
-
 // A segment storage refuses for good (the upload's error wraps
 // ErrUploadRefused) is dropped and reported, and the camera's next
 // segments are stored behind it instead of waiting forever.

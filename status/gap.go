@@ -58,10 +58,7 @@ var causeRank = []Cause{
 	CauseRetention, CauseUnknown,
 }
 
-// Causes returns every cause, in the order of their rank.
-func Causes() []Cause { return append([]Cause(nil), causeRank...) }
-
-// Rank returns c's place in the order of Causes (0 first); an unknown
+// Rank returns c's place in the order of causeRank (0 first); an unknown
 // cause ranks after all of them.
 func (c Cause) Rank() int {
 	for i, k := range causeRank {
@@ -72,7 +69,7 @@ func (c Cause) Rank() int {
 	return len(causeRank)
 }
 
-// Known reports whether c is one of Causes.
+// Known reports whether c is one of the causes of causeRank.
 func (c Cause) Known() bool { return c.Rank() < len(causeRank) }
 
 // Gap is one gap record: from StartMs, camera's recording was interrupted

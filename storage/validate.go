@@ -4,33 +4,24 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vigia/vigia/camera"
 )
 
 // MaxKeyLen is the longest key a Store accepts, in bytes.
 const MaxKeyLen = 1024
 
-// maxIDLen is the longest camera, event or video id.
-const maxIDLen = 64
-
-// ValidCameraID reports whether id can name a camera in a key:
-// 1 to 64 characters of [A-Za-z0-9_-]. Such an id cannot leave its key prefix.
+// ValidCameraID reports whether id can name a camera in a key, by the one
+// camera id rule (camera.ValidID: 1 to camera.MaxIDLen characters of
+// [A-Za-z0-9_-]). Such an id cannot leave its key prefix.
 func ValidCameraID(id string) bool {
 	return validID(id)
 }
 
+// validID reports whether id can name a camera, an event or a video in a
+// key: event and video ids follow the camera id rule.
 func validID(id string) bool {
-	if len(id) == 0 || len(id) > maxIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
+	return camera.ValidID(id) == nil
 }
 
 // ValidateKey checks that key is a relative, clean object key: 1 to MaxKeyLen

@@ -4,31 +4,55 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/camera/cameratest"
 	"github.com/vigia/vigia/storage"
 )
 
-func TestValidCameraID(t *testing.T) {
-	tests := []struct {
-		name string
-		id   string
-		want bool
-	}{
-		{"simple", "cam1", true},
-		{"all classes", "A-z_0-9", true},
-		{"max length", strings.Repeat("a", 64), true},
-		{"too long", strings.Repeat("a", 65), false},
-		{"empty", "", false},
-		{"dot", "cam.1", false},
-		{"dotdot", "..", false},
-		{"slash", "a/b", false},
-		{"space", "a b", false},
-		{"unicode", "câm", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := storage.ValidCameraID(tc.id); got != tc.want {
-				t.Fatalf("ValidCameraID(%q) = %v, want %v", tc.id, got, tc.want)
+// TestCameraIDRule: every key builder and parser takes exactly the camera
+// ids camera.ValidID accepts (event and video ids too), and a key built
+// from a valid id is a valid key that parses back to the id.
+func TestCameraIDRule(t *testing.T) {
+	at := time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC)
+	for _, tc := range cameratest.IDCases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			want := camera.ValidID(tc.ID) == nil
+			if want != tc.Valid {
+				t.Fatalf("camera.ValidID(%q) valid = %v, the case says %v", tc.ID, want, tc.Valid)
+			}
+			if got := storage.ValidCameraID(tc.ID); got != want {
+				t.Fatalf("ValidCameraID(%q) = %v, want %v", tc.ID, got, want)
+			}
+			keys := map[string]string{
+				"SegmentKey":           storage.SegmentKey(tc.ID, at, 6*time.Second, 100),
+				"SegmentKeyOfName":     storage.SegmentKeyOfName(tc.ID, "1795314600000_6000_100.mp4"),
+				"GapKey":               storage.GapKey(tc.ID, at, time.Second, "camera_offline"),
+				"SegmentPrefix":        storage.SegmentPrefix(tc.ID, at),
+				"CameraSegmentsPrefix": storage.CameraSegmentsPrefix(tc.ID),
+				"MinuteThumbKey":       storage.MinuteThumbKey(tc.ID, at),
+				"MinuteThumbPrefix":    storage.MinuteThumbPrefix(tc.ID, at),
+				"HourlyThumbKey":       storage.HourlyThumbKey(tc.ID, at),
+				"HourlyThumbPrefix":    storage.HourlyThumbPrefix(tc.ID, at),
+				"SnapshotKey":          storage.SnapshotKey(tc.ID, at),
+				"EventImageKey camera": storage.EventImageKey(tc.ID, "e1"),
+				"EventImageKey event":  storage.EventImageKey("cam", tc.ID),
+				"VideoKey":             storage.VideoKey(tc.ID),
+			}
+			for name, k := range keys {
+				if (k != "") != want {
+					t.Fatalf("%s(%q) = %q, want a key: %v", name, tc.ID, k, want)
+				}
+				if k != "" && storage.ValidatePrefix(k) != nil {
+					t.Fatalf("%s(%q) = %q, not a valid key or prefix", name, tc.ID, k)
+				}
+			}
+			// A key naming the camera in its place parses back only when valid.
+			key := "rec/" + tc.ID + "/2026/11/22/02/1795314600000_6000_100.mp4"
+			cam, _, _, _, err := storage.ParseSegmentKey(key)
+			if (err == nil) != want || err == nil && cam != tc.ID {
+				t.Fatalf("ParseSegmentKey(%q) = %q, %v; want valid %v", key, cam, err, want)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,35 @@ func TestWalk(t *testing.T) {
 	}
 }
 
+// TestPages: the pages of a listing with a delimiter and a start, small
+// pages, hold every common prefix and object after the start once, in order.
+func TestPages(t *testing.T) {
+	s, err := fs.New(t.TempDir(), fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, k := range []string{"p/a/1", "p/b/1", "p/b/2", "p/c", "p/d/1", "p/e", "p/f/1"} {
+		if err := s.Put(ctx, k, strings.NewReader("x"), 1, storage.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for page, err := range storage.Pages(ctx, s, "p/", storage.ListOptions{Delimiter: "/", StartAfter: "p/b/1", Limit: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, page.CommonPrefixes...)
+		for _, o := range page.Objects {
+			got = append(got, o.Key)
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"p/c", "p/d/", "p/e", "p/f/"}; !slices.Equal(got, want) {
+		t.Fatalf("pages hold %q, want %q", got, want)
+	}
+}
+
 // stuckStore returns the same non-empty Next forever.
 type stuckStore struct{ storage.Store }
 
@@ -101,6 +131,19 @@ func TestWalkErrors(t *testing.T) {
 			}
 			if got == nil || tc.wantErr != nil && !errors.Is(got, tc.wantErr) {
 				t.Fatalf("Walk error = %v, want %v", got, tc.wantErr)
+			}
+			got, n = nil, 0
+			for _, err := range storage.Pages(t.Context(), tc.store, "", storage.ListOptions{Delimiter: "/"}) {
+				n++
+				if err != nil {
+					got = err
+				}
+				if n > 10 {
+					t.Fatal("Pages does not stop")
+				}
+			}
+			if got == nil || tc.wantErr != nil && !errors.Is(got, tc.wantErr) {
+				t.Fatalf("Pages error = %v, want %v", got, tc.wantErr)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigia/vigia/audio"
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestServeAudioCodecs: a camera with G.711 or Opus audio announces it in
@@ -54,7 +55,7 @@ func TestServeAudioCodecs(t *testing.T) {
 			if r.audioMedia == nil || !tc.check(r.audioMedia.Formats[0]) {
 				t.Fatalf("SDP audio %+v", r.audioMedia)
 			}
-			waitFor(t, 10*time.Second, "40 audio packets", func() bool { return len(r.audioPackets()) >= 40 })
+			testenv.WaitFor(t, 10*time.Second, "40 audio packets", func() bool { return len(r.audioPackets()) >= 40 })
 			pkts := r.audioPackets()
 			first := -1
 			for i, u := range clip.Units {

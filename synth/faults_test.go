@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
+
+	"github.com/vigia/vigia/testenv"
 )
 
 // waitClosed waits for the reader's session to end and returns its error.
@@ -28,7 +30,7 @@ func dialPlaying(t *testing.T, s *Server, path string, keep bool) *testReader {
 		t.Fatalf("dial %s: %v", path, err)
 	}
 	t.Cleanup(r.close)
-	waitFor(t, 10*time.Second, "first units", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "first units", func() bool {
 		n, _, _, _ := r.counts()
 		return n >= 2
 	})
@@ -45,7 +47,7 @@ func TestDrop(t *testing.T) {
 	if err := waitClosed(t, r); err == nil {
 		t.Fatal("session ended without error")
 	}
-	waitFor(t, 10*time.Second, "no readers", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "no readers", func() bool {
 		n, _ := s.Readers("cam")
 		return n == 0
 	})
@@ -80,7 +82,7 @@ func TestWraparound(t *testing.T) {
 	s := startServer(t, CameraSpec{Path: "wrap", InitialRTPTime: 1<<32 - 45000, Audio: true})
 	r := dialPlaying(t, s, "wrap", false)
 	var aus []videoAU
-	waitFor(t, 20*time.Second, "units after the wrap", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "units after the wrap", func() bool {
 		aus = r.videoUnits()
 		for i := 1; i < len(aus); i++ {
 			if aus[i].ts < aus[i-1].ts {
@@ -94,7 +96,7 @@ func TestWraparound(t *testing.T) {
 			t.Fatalf("unit %d (rtp %d after %d): PTS step %d, want 6000", i, aus[i].ts, aus[i-1].ts, d)
 		}
 	}
-	waitFor(t, 10*time.Second, "audio", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "audio", func() bool {
 		_, a, _, _ := r.counts()
 		return a > 0
 	})
@@ -120,7 +122,7 @@ func TestJumpTimestamps(t *testing.T) {
 				t.Fatalf("jump: %v", err)
 			}
 			want := int32(6000 + tc.delta.Milliseconds()*90)
-			waitFor(t, 10*time.Second, "a timestamp step of the jump", func() bool {
+			testenv.WaitFor(t, 10*time.Second, "a timestamp step of the jump", func() bool {
 				aus := r.videoUnits()
 				for i := 1; i < len(aus); i++ {
 					if int32(aus[i].ts-aus[i-1].ts) == want {
@@ -152,7 +154,7 @@ func TestSetSmall(t *testing.T) {
 				t.Fatalf("set small: %v", err)
 			}
 			vc, _ := codecByName(tc.codec)
-			waitFor(t, 10*time.Second, "a 360p keyframe with SPS in-band", func() bool {
+			testenv.WaitFor(t, 10*time.Second, "a 360p keyframe with SPS in-band", func() bool {
 				for _, au := range r.videoUnits() {
 					for _, n := range au.nalus {
 						if vc.naluType(n) != vc.sps {
@@ -194,7 +196,7 @@ func TestGarbage(t *testing.T) {
 		t.Fatalf("garbage: %v", err)
 	}
 	var mark int
-	waitFor(t, 10*time.Second, "foreign payloads", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "foreign payloads", func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		foreign := 0
@@ -209,7 +211,7 @@ func TestGarbage(t *testing.T) {
 	if err := s.Garbage("g", false); err != nil {
 		t.Fatalf("garbage off: %v", err)
 	}
-	waitFor(t, 10*time.Second, "fixture units again", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "fixture units again", func() bool {
 		aus := r.videoUnits()
 		for _, au := range aus[mark:] {
 			if k := matchUnit(clip, au.nalus); k >= 0 {
@@ -229,7 +231,7 @@ func TestStall(t *testing.T) {
 	}
 	// Frames due during the stall are skipped, so the next unit shows a
 	// timestamp gap of about 15 frames.
-	waitFor(t, 10*time.Second, "a timestamp gap after the stall", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "a timestamp gap after the stall", func() bool {
 		aus := r.videoUnits()
 		for i := 1; i < len(aus); i++ {
 			if aus[i].pts-aus[i-1].pts >= 13*6000 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/bluenviron/gortsplib/v4"
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
@@ -189,18 +188,6 @@ func (r *testReader) counts() (video, audio, decodeErrs, reports int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.video), len(r.audioPTS), r.decodeErr, r.reports
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // statusCode extracts the RTSP status of a client error, or 0.

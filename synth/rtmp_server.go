@@ -101,13 +101,6 @@ func (s *RTMPServer) Drop(name string) {
 	}
 }
 
-// Players returns the number of players of a stream.
-func (s *RTMPServer) Players(name string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.players[name])
-}
-
 // Close stops the server and waits for its goroutines.
 func (s *RTMPServer) Close() {
 	s.mu.Lock()

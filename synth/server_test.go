@@ -8,6 +8,8 @@ import (
 
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
+
+	"github.com/vigia/vigia/testenv"
 )
 
 // matchUnit returns the index of the fixture unit equal to au, or -1.
@@ -91,7 +93,7 @@ func TestServePlay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 20*time.Second, "a keyframe and 20 units", func() bool {
+			testenv.WaitFor(t, 20*time.Second, "a keyframe and 20 units", func() bool {
 				aus := r.videoUnits()
 				for i, au := range aus {
 					if k := matchUnit(clip, au.nalus); k >= 0 && clip.Units[k].Key {
@@ -125,7 +127,7 @@ func TestServePlay(t *testing.T) {
 			}
 
 			if tc.spec.Audio {
-				waitFor(t, 10*time.Second, "audio frames", func() bool {
+				testenv.WaitFor(t, 10*time.Second, "audio frames", func() bool {
 					_, a, _, _ := r.counts()
 					return a >= 10
 				})
@@ -220,7 +222,7 @@ func TestAddRemoveCamera(t *testing.T) {
 		t.Fatalf("dial: %v", err)
 	}
 	defer r.close()
-	waitFor(t, 10*time.Second, "reader counted", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "reader counted", func() bool {
 		n, _ := s.Readers("late")
 		return n == 1
 	})
@@ -247,7 +249,7 @@ func TestSenderReports(t *testing.T) {
 	}
 	defer r.close()
 	// gortsplib sends sender reports every 10 s per track.
-	waitFor(t, 30*time.Second, "RTCP sender reports on both tracks", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "RTCP sender reports on both tracks", func() bool {
 		_, _, _, n := r.counts()
 		return n >= 2
 	})

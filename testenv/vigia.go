@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 )
 
 var (
@@ -17,7 +16,8 @@ var (
 )
 
 // VigiaBinary builds the vigia binary once per test process and returns its
-// path.
+// path. It is built with the decodeproc_testops tag, so that its decoder
+// processes honour --test-ops; nothing else differs from the product.
 func VigiaBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -27,7 +27,7 @@ func VigiaBinary(t testing.TB) string {
 			return
 		}
 		vigiaBin = filepath.Join(dir, "vigia")
-		out, err := exec.Command("go", "build", "-o", vigiaBin, "github.com/vigia/vigia/cmd/vigia").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", "decodeproc_testops", "-o", vigiaBin, "github.com/vigia/vigia/cmd/vigia").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v: %s", err, out)
 		}
@@ -38,14 +38,3 @@ func VigiaBinary(t testing.TB) string {
 	return vigiaBin
 }
 
-// WaitFor polls cond every 100 ms until it holds, failing t after timeout.
-func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}

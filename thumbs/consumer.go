@@ -4,10 +4,13 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/stream"
 )
 
-// Consumer receives one camera's media from its pipeline goroutine (it
-// satisfies recorder.Consumer). Its calls only note keyframes and queue
+var _ stream.Consumer = (*Consumer)(nil)
+
+// Consumer receives one camera's media from its pipeline goroutine (a
+// stream.Consumer). Its calls only note keyframes and queue
 // thumbnails; they never block.
 type Consumer struct {
 	s   *Service

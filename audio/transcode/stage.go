@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/stream"
 )
 
 // MaxHold is the longest a video frame waits in a Stage for the audio of
@@ -13,6 +14,8 @@ import (
 // 256 ms at 8 kHz) and a few audio packets. Video that has no audio to
 // wait for (audio that stopped) is passed on this late.
 const MaxHold = 600 * time.Millisecond
+
+var _ stream.Stage = (*Stage)(nil)
 
 // Stage is the audio step of one run of a camera's source, between its
 // queue and its segmenter. The units of the transcoded track go through a

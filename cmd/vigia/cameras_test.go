@@ -18,16 +18,23 @@ func TestCamerasCommand(t *testing.T) {
 	b := startNATS(t)
 	ctx := context.Background()
 	for _, id := range []string{"cam-10", "cam-2", "7"} {
-		if err := b.PutCamera(ctx, camera.Config{ID: id, ConnectionType: camera.RTSP}); err != nil {
+		if err := b.PutCamera(ctx, camera.Config{ID: id, ConnectionType: camera.RTSP, SealedURL: "sealed"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := b.PublishStatus(ctx, status.Status{Camera: "cam-2", Code: status.Online, Width: 1280, Height: 720, Node: "rec-1", Since: time.Now()}); err != nil {
+	o := bus.NewOutbox(b, 0, nil)
+	for _, s := range []status.Status{
+		{Camera: "cam-2", Code: status.Online, Width: 1280, Height: 720, Node: "rec-1", Since: time.Now()},
+		{Camera: "7", Code: status.Permanent, LastError: "401 unauthorized", Since: time.Now()},
+	} {
+		if err := o.EnqueueStatus(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.PublishStatus(ctx, status.Status{Camera: "7", Code: status.Permanent, LastError: "401 unauthorized", Since: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	o.Close()
 	lease, _ := json.Marshal(cluster.Lease{Node: "rec-1", TakenAt: time.Now()})
 	if _, err := b.KVCreate(ctx, bus.BucketAssign, "cam-2", lease); err != nil {
 		t.Fatal(err)

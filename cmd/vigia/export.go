@@ -18,7 +18,7 @@ import (
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
-	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/storage"
 )
 
 const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM --to TO --out FILE.mp4 (FROM and TO: Unix milliseconds or RFC 3339)"
@@ -72,7 +72,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		MaxRange: time.Duration(cfg.Export.MaxRange),
 		Progress: bar.update,
 		Catalogue: catalogue.New(catalogue.Config{Store: store,
-			MaxSegment: segmenter.MaxSegmentDuration(time.Duration(cfg.Recording.SegmentDuration))}),
+			MaxSegment: storage.MaxSegmentDuration(time.Duration(cfg.Recording.SegmentDuration))}),
 	})
 	bar.done()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/rtmp/wire"
+	"github.com/vigia/vigia/testenv"
 )
 
 // dialHandshaken connects to s and completes the handshake.
@@ -106,7 +107,7 @@ func TestServerBadInput(t *testing.T) {
 			s, _, errs := startServer(t, zap.NewNop())
 			runPush(t, s, ingest.Camera{ID: "cam"}, &collector{})
 			tc.run(t, s)
-			waitFor(t, 5*time.Second, "error counted", func() bool { return len(errs.list()) > 0 })
+			testenv.WaitFor(t, 5*time.Second, "error counted", func() bool { return len(errs.list()) > 0 })
 			if got := errs.list(); got[0] != tc.want {
 				t.Errorf("errors %v, want %s", got, tc.want)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/testenv"
 )
 
 // collector is a sink that keeps what it receives.
@@ -54,17 +55,6 @@ func (c *collector) lastTracks() []*media.Track {
 	return c.tracks[len(c.tracks)-1]
 }
 
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -100,7 +90,7 @@ func runPush(t *testing.T, s *Server, cam ingest.Camera, sink ingest.Sink) {
 	t.Helper()
 	src := NewPushSource(s, cam)
 	runSource(t, func(ctx context.Context) error { return src.Run(ctx, sink) })
-	waitFor(t, 5*time.Second, "push slot of "+cam.ID, func() bool {
+	testenv.WaitFor(t, 5*time.Second, "push slot of "+cam.ID, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.slots[cam.ID] != nil

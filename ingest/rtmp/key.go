@@ -6,45 +6,38 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/sign"
 )
 
 // App is the RTMP application cameras publish to.
 const App = "live"
 
-// PushKey returns a camera's stream key under secret (see PushKeyOf); ""
-// when the secret is too short to sign with.
-func PushKey(secret []byte, camera string) string {
+// PushKey returns the stream key of the camera id under secret
+// (camera.PushKey); "" when the secret is too short to sign with.
+func PushKey(secret []byte, id string) string {
 	k, err := sign.New(secret)
 	if err != nil {
 		return ""
 	}
-	return PushKeyOf(k, camera)
+	return camera.PushKey(k, id)
 }
 
-// PushKeyOf returns a camera's stream key: the signature of the camera id
-// for purpose sign.RTMPKey, without expiry, under k's current secret (32
-// hex digits). Only holders of the cluster secret can compute it, so one
-// camera's key tells nothing about another's.
-func PushKeyOf(k *sign.Keys, camera string) string {
-	return k.Sign(sign.RTMPKey, time.Time{}, camera)
-}
-
-// CheckKey reports whether key is the camera's stream key under secret, in
-// constant time.
-func CheckKey(secret []byte, camera, key string) bool {
+// CheckKey reports whether key is the stream key of the camera id under
+// secret, in constant time.
+func CheckKey(secret []byte, id, key string) bool {
 	k, err := sign.New(secret)
 	if err != nil {
 		return false
 	}
-	return CheckKeyOf(k, camera, key, time.Now())
+	return CheckKeyOf(k, id, key, time.Now())
 }
 
-// CheckKeyOf reports whether key is the camera's stream key under k's
-// current secret or, until the end of a rotation's overlap (now decides),
-// its previous one.
-func CheckKeyOf(k *sign.Keys, camera, key string, now time.Time) bool {
-	return k.Verify(sign.RTMPKey, key, time.Time{}, now, camera)
+// CheckKeyOf reports whether key is the stream key of the camera id under
+// k (camera.CheckPushKey): its current secret or, until the end of a
+// rotation's overlap (now decides), its previous one.
+func CheckKeyOf(k *sign.Keys, id, key string, now time.Time) bool {
+	return camera.CheckPushKey(k, id, key, now)
 }
 
 // PushURL returns the URL a camera publishes to (the spec's rtmp_url):

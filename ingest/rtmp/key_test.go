@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/sign"
 )
 
@@ -43,7 +44,7 @@ func TestStreamKey(t *testing.T) {
 	if !CheckKeyOf(rotated, "cam1", key, now) || CheckKeyOf(rotated, "cam1", key, now.Add(time.Hour)) {
 		t.Error("the previous secret's key: want accepted during the overlap only")
 	}
-	if PushKeyOf(rotated, "cam1") != PushKey(newSecret, "cam1") {
+	if camera.PushKey(rotated, "cam1") != PushKey(newSecret, "cam1") {
 		t.Error("keys are not made under the current secret")
 	}
 	if PushKey([]byte("short"), "cam1") != "" || CheckKey([]byte("short"), "cam1", "") {

@@ -11,6 +11,7 @@ import (
 	"github.com/vigia/vigia/connlimit"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/rtmp/wire"
+	"github.com/vigia/vigia/testenv"
 )
 
 // preAuthServer starts a server with small limits before authentication
@@ -60,7 +61,7 @@ func startMessage(csid byte, length int) []byte {
 // waitRejected waits until reason was counted.
 func waitRejected(t *testing.T, rej *refusals, reason string) {
 	t.Helper()
-	waitFor(t, 10*time.Second, reason+" counted", func() bool { return slices.Contains(rej.list(), reason) })
+	testenv.WaitFor(t, 10*time.Second, reason+" counted", func() bool { return slices.Contains(rej.list(), reason) })
 }
 
 // TestPreAuthLimits: before its publish is authenticated a connection may
@@ -124,7 +125,7 @@ func TestPreAuthLimits(t *testing.T) {
 			if got := errs.list(); len(got) != 0 {
 				t.Errorf("also counted as errors: %v", got)
 			}
-			waitFor(t, 5*time.Second, "the budget given back", func() bool { return s.PreAuthBuffered() == 0 })
+			testenv.WaitFor(t, 5*time.Second, "the budget given back", func() bool { return s.PreAuthBuffered() == 0 })
 		})
 	}
 }
@@ -154,10 +155,10 @@ func TestPreAuthBudget(t *testing.T) {
 	})
 	a, _ := dialFrom(t, s, "127.0.0.2")
 	_, _ = a.Write(startMessage(3, 8000))
-	waitFor(t, 5*time.Second, "8000 bytes drawn", func() bool { return s.PreAuthBuffered() == 8000 })
+	testenv.WaitFor(t, 5*time.Second, "8000 bytes drawn", func() bool { return s.PreAuthBuffered() == 8000 })
 	b, _ := dialFrom(t, s, "127.0.0.3")
 	_, _ = b.Write(startMessage(3, 8000))
-	waitFor(t, 5*time.Second, "16000 bytes drawn", func() bool { return s.PreAuthBuffered() == 16000 })
+	testenv.WaitFor(t, 5*time.Second, "16000 bytes drawn", func() bool { return s.PreAuthBuffered() == 16000 })
 	c, _ := dialFrom(t, s, "127.0.0.4")
 	_, _ = c.Write(startMessage(3, 8000))
 	closedByServer(t, c)
@@ -166,10 +167,10 @@ func TestPreAuthBudget(t *testing.T) {
 		t.Errorf("%d bytes drawn after the refusal, want 16000", got)
 	}
 	a.Close()
-	waitFor(t, 5*time.Second, "the closed connection's share given back", func() bool { return s.PreAuthBuffered() == 8000 })
+	testenv.WaitFor(t, 5*time.Second, "the closed connection's share given back", func() bool { return s.PreAuthBuffered() == 8000 })
 	d, _ := dialFrom(t, s, "127.0.0.4")
 	_, _ = d.Write(startMessage(3, 8000))
-	waitFor(t, 5*time.Second, "a new connection drawing", func() bool { return s.PreAuthBuffered() == 16000 })
+	testenv.WaitFor(t, 5*time.Second, "a new connection drawing", func() bool { return s.PreAuthBuffered() == 16000 })
 }
 
 // TestPendingPerAddress: one address may hold MaxPendingPerAddress

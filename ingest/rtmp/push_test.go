@@ -19,6 +19,7 @@ import (
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef")
@@ -123,7 +124,7 @@ func TestPushSynthCodecs(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go func() { _ = synth.PublishRTMP(ctx, pushURL(s, "cam"), tc.spec) }()
-			waitFor(t, 15*time.Second, "45 video units", func() bool { v, _ := col.counts(); return v >= 45 })
+			testenv.WaitFor(t, 15*time.Second, "45 video units", func() bool { v, _ := col.counts(); return v >= 45 })
 			checkVideo(t, col, tc.want)
 			clip, _ := synth.Fixture(tc.spec.Codec, false)
 			if tr := col.lastTracks(); !bytes.Equal(tr[0].SPS, clip.SPS) {
@@ -148,7 +149,7 @@ func TestPushSoundOff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = synth.PublishRTMP(ctx, pushURL(s, "mute"), synth.RTMPStreamSpec{Audio: true}) }()
-	waitFor(t, 15*time.Second, "30 video units", func() bool { v, _ := col.counts(); return v >= 30 })
+	testenv.WaitFor(t, 15*time.Second, "30 video units", func() bool { v, _ := col.counts(); return v >= 30 })
 	if _, a := col.counts(); a != 0 || len(col.lastTracks()) != 1 {
 		t.Errorf("sound off: %d audio units, %d tracks; want video only", a, len(col.lastTracks()))
 	}
@@ -196,7 +197,7 @@ func TestPushSecondPublisherReplaces(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { first <- synth.PublishRTMP(ctx, pushURL(s, "cam"), synth.RTMPStreamSpec{}) }()
-	waitFor(t, 15*time.Second, "first publisher's video", func() bool { v, _ := col.counts(); return v >= 10 })
+	testenv.WaitFor(t, 15*time.Second, "first publisher's video", func() bool { v, _ := col.counts(); return v >= 10 })
 	go func() { _ = synth.PublishRTMP(ctx, pushURL(s, "cam"), synth.RTMPStreamSpec{Codec: synth.CodecH265}) }()
 	select {
 	case err := <-first:
@@ -206,7 +207,7 @@ func TestPushSecondPublisherReplaces(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("first publisher not replaced")
 	}
-	waitFor(t, 15*time.Second, "second publisher's H.265", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "second publisher's H.265", func() bool {
 		tr := col.lastTracks()
 		return tr != nil && tr[0].Codec == media.H265
 	})
@@ -255,7 +256,7 @@ func TestPushFFmpeg(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cancel(); _ = cmd.Wait() }()
-	waitFor(t, 20*time.Second, "45 video and 40 audio units", func() bool { v, a := col.counts(); return v >= 45 && a >= 40 })
+	testenv.WaitFor(t, 20*time.Second, "45 video and 40 audio units", func() bool { v, a := col.counts(); return v >= 45 && a >= 40 })
 	checkVideo(t, col, media.H264)
 	if tr := col.lastTracks(); len(tr) != 2 || tr[1].AAC == nil || tr[1].AAC.SampleRate != 16000 {
 		t.Errorf("tracks %v, want H.264 and AAC 16 kHz", tr)

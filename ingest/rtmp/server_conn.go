@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -15,12 +14,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/rtmp/wire"
 )
 
-// cameraID is the form of a camera id.
-var cameraID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// validCamera reports whether camera.ValidID accepts id.
+func validCamera(id string) bool { return camera.ValidID(id) == nil }
 
 // publisher is one accepted publishing connection.
 type publisher struct {
@@ -180,7 +180,7 @@ func streamKey(name, appQuery string) (camera, key string) {
 
 func (s *Server) refuse(c *wire.Conn, log *zap.Logger, streamID uint32, reason, camera, why string) {
 	s.refused(reason)
-	if !cameraID.MatchString(camera) {
+	if !validCamera(camera) {
 		camera = "(invalid)"
 	}
 	log.Warn("rtmp publisher refused", zap.String("reason", reason), zap.String("camera", camera))
@@ -195,7 +195,7 @@ func (s *Server) publish(nc net.Conn, c *wire.Conn, log *zap.Logger, app, appQue
 		s.refuse(c, log, streamID, RefusedBadApp, camera, "unknown application")
 		return
 	}
-	if !cameraID.MatchString(camera) || !CheckKeyOf(s.cfg.Keys, camera, key, time.Now()) {
+	if !validCamera(camera) || !CheckKeyOf(s.cfg.Keys, camera, key, time.Now()) {
 		s.refuse(c, log, streamID, RefusedBadKey, camera, ErrBadKey.Error())
 		return
 	}

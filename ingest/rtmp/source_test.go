@@ -14,6 +14,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 func startSynthRTMP(t *testing.T, specs ...synth.RTMPStreamSpec) *synth.RTMPServer {
@@ -32,7 +33,7 @@ func TestPullSynth(t *testing.T) {
 	col := &collector{}
 	src := New(ingest.Camera{ID: "c", URL: srv.URL("cam"), Sound: true, Trusted: true}, ingest.SourceConfig{ReadTimeout: 3 * time.Second}, zap.NewNop())
 	_, done := runSource(t, func(ctx context.Context) error { return src.Run(ctx, col) })
-	waitFor(t, 15*time.Second, "30 video units", func() bool { v, a := col.counts(); return v >= 30 && a > 0 })
+	testenv.WaitFor(t, 15*time.Second, "30 video units", func() bool { v, a := col.counts(); return v >= 30 && a > 0 })
 	checkVideo(t, col, media.H265)
 	srv.Drop("cam")
 	select {

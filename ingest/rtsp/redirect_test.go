@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
 )
@@ -119,7 +120,7 @@ func runOnce(t *testing.T, s *Source) error {
 // real policy (no private networks) to every other address.
 func onlyHost(addr string) func(netip.Addr) bool {
 	allowed := netip.MustParseAddrPort(addr).Addr()
-	return func(ip netip.Addr) bool { return ip == allowed || ingest.AddressAllowed(ip, false) }
+	return func(ip netip.Addr) bool { return ip == allowed || camera.AddressAllowed(ip, false) }
 }
 
 // TestRedirects: credentials are never sent to a redirected host, and a

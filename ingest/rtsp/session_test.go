@@ -23,6 +23,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 // scriptedCamera is an RTSP server on loopback that streams the synthetic
@@ -371,17 +372,6 @@ func (s *unitSink) byTrack(track int) []*media.Unit {
 	return out
 }
 
-func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func scriptedSource(cam *scriptedCamera, readTimeout time.Duration) *Source {
 	s := New(ingest.Camera{ID: "c", URL: cam.url(), Sound: true}, ingest.SourceConfig{ReadTimeout: readTimeout}, nil)
 	s.allowed = onlyHost(cam.ln.Addr().String())
@@ -413,8 +403,8 @@ func TestSessionPlaysAScriptedCamera(t *testing.T) {
 	go func() { done <- s.Run(ctx, sink) }()
 
 	total := 2 * len(clip.Units)
-	waitFor(t, "every video unit", 30*time.Second, func() bool { return len(sink.byTrack(0)) >= total-1 })
-	waitFor(t, "a keepalive and receiver reports", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 30*time.Second, "every video unit", func() bool { return len(sink.byTrack(0)) >= total-1 })
+	testenv.WaitFor(t, 10*time.Second, "a keepalive and receiver reports", func() bool {
 		_, reports, answered := cam.seen()
 		return cam.count(base.GetParameter) > 0 && reports > 1 && answered == 1
 	})
@@ -422,7 +412,7 @@ func TestSessionPlaysAScriptedCamera(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("run ended with %v, want context.Canceled", err)
 	}
-	waitFor(t, "TEARDOWN", 5*time.Second, func() bool { return cam.count(base.Teardown) == 1 })
+	testenv.WaitFor(t, 5*time.Second, "TEARDOWN", func() bool { return cam.count(base.Teardown) == 1 })
 
 	video := sink.byTrack(0)
 	for i, u := range video {
@@ -514,7 +504,7 @@ func TestSessionKeepaliveOptions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- scriptedSource(cam, 5*time.Second).Run(ctx, &unitSink{}) }()
-	waitFor(t, "an OPTIONS keepalive", 10*time.Second, func() bool { return cam.count(base.Options) >= 2 })
+	testenv.WaitFor(t, 10*time.Second, "an OPTIONS keepalive", func() bool { return cam.count(base.Options) >= 2 })
 	cancel()
 	<-done
 	if n := cam.count(base.GetParameter); n != 0 {
@@ -630,7 +620,7 @@ func TestSessionReadsOnWhileTheSinkIsStuck(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	waitFor(t, "the camera to send every loop, or fail a write", 120*time.Second, func() bool {
+	testenv.WaitFor(t, 120*time.Second, "the camera to send every loop, or fail a write", func() bool {
 		cam.mu.Lock()
 		defer cam.mu.Unlock()
 		return cam.flooded || cam.writeErr != nil
@@ -646,6 +636,6 @@ func TestSessionReadsOnWhileTheSinkIsStuck(t *testing.T) {
 	}
 	opened = true
 	close(sink.open)
-	waitFor(t, "units once the consumer is free", 10*time.Second, func() bool { return len(sink.byTrack(0)) > 0 })
+	testenv.WaitFor(t, 10*time.Second, "units once the consumer is free", func() bool { return len(sink.byTrack(0)) > 0 })
 	t.Logf("%d units dropped while the consumer was stuck", sink.drops.Load())
 }

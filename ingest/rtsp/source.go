@@ -100,8 +100,8 @@ func (s *Source) transport() (*gortsplib.Transport, error) {
 }
 
 // Run implements ingest.Source. A TCP camera is read by the lean client of
-// this package (session.go); UDP and automatic transports go through
-// gortsplib's client (client.go).
+// this package (tcpSession, runTCP); UDP and automatic transports go
+// through gortsplib's client (runClient).
 func (s *Source) Run(ctx context.Context, sink ingest.Sink) error {
 	u, err := base.ParseURL(s.cam.URL)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestBenchFleet is not a test: it is the camera process of
@@ -101,13 +102,8 @@ func BenchmarkSourcesOnFleet(b *testing.B) {
 		cancel()
 		wg.Wait()
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for video.Load() < int64(cameras*30) { // a keyframe and some frames each
-		if time.Now().After(deadline) {
-			b.Fatalf("%d video units after 20 s", video.Load())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	// A keyframe and some frames each.
+	testenv.WaitFor(b, 20*time.Second, "30 video units a camera", func() bool { return video.Load() >= int64(cameras*30) })
 	v0 := video.Load()
 	cpu0, wall0 := procCPU(), time.Now()
 	b.ResetTimer()

@@ -17,18 +17,6 @@ import (
 	"github.com/vigia/vigia/testenv"
 )
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, deadline time.Duration, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(deadline)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestPutRetriesThroughOutage(t *testing.T) {
 	srv := testenv.MinIO(t)
 	core, logs := observer.New(zapcore.WarnLevel)
@@ -49,7 +37,7 @@ func TestPutRetriesThroughOutage(t *testing.T) {
 	go func() { // exits when Put returns
 		done <- s.Put(ctx, "rec/outage/seg.mp4", bytes.NewReader(data), int64(len(data)), storage.PutOptions{})
 	}()
-	waitFor(t, "a retried Put", time.Minute, func() bool {
+	testenv.WaitFor(t, time.Minute, "a retried Put", func() bool {
 		return logs.FilterMessageSnippet("retrying").FilterField(zap.String("op", "put")).Len() > 0
 	})
 	srv.Start()

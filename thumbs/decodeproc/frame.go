@@ -25,7 +25,7 @@ const (
 
 // Frame types.
 const (
-	frameHello   = 1 // child → parent, once, when it is ready (hello.go)
+	frameHello   = 1 // child → parent, once, when it is ready (a hello)
 	frameDecode  = 2 // parent → child: a Request
 	frameResult  = 3 // child → parent: a Result
 	frameError   = 4 // child → parent: a request failed (code, message)

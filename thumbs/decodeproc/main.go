@@ -18,7 +18,8 @@ const Subcommand = "decode"
 // sandbox (see the package comment), says hello, answers requests until
 // its standard input ends, and returns the exit status. args are its
 // flags: --memory BYTES (RLIMIT_DATA; the Pool passes MemoryLimit) and
-// --test-ops (tests only: accept operations that crash, hang or allocate).
+// --test-ops (tests only: accept operations that crash, hang or allocate;
+// refused by a binary built without them).
 func Main(args []string) int {
 	return run(args, os.Stdin, os.Stdout, os.Stderr)
 }
@@ -27,12 +28,16 @@ func run(args []string, in io.Reader, out, stderr io.Writer) int {
 	fs := flag.NewFlagSet("vigia "+Subcommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	memory := fs.Int64("memory", DefaultMemoryLimit, "RLIMIT_DATA of the process in bytes (0: none)")
-	testOps := fs.Bool("test-ops", false, "accept test operations (crash, hang, allocate): tests only")
+	wantTestOps := fs.Bool("test-ops", false, "accept test operations (crash, hang, allocate): tests only")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 || *memory < 0 {
 		fmt.Fprintf(stderr, "usage: vigia %s [--memory BYTES] [--test-ops]\n", Subcommand)
+		return 2
+	}
+	if *wantTestOps && testOps == nil {
+		fmt.Fprintf(stderr, "vigia %s: --test-ops: this binary is built without test operations\n", Subcommand)
 		return 2
 	}
 	os.Clearenv()
@@ -48,7 +53,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigia %s: running without a seccomp filter: %v\n", Subcommand, sb.seccompErr)
 	}
 	s := &server{
-		hello: hello{decoding: decoder.Available(), seccomp: sb.seccompErr == nil, testOps: *testOps, memory: *memory},
+		hello: hello{decoding: decoder.Available(), seccomp: sb.seccompErr == nil, testOps: *wantTestOps, memory: *memory},
 		dec:   newDecoders(),
 	}
 	if err := s.serve(in, out); err != nil {

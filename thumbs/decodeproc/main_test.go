@@ -11,8 +11,10 @@ import (
 const badSubcommand = "bad-decode"
 
 // TestMain makes the test binary a decoder process when a Pool of the
-// tests starts it (testCommand), or a broken one (badSubcommand).
+// tests starts it (testCommand), or a broken one (badSubcommand). Its
+// decoder processes honour --test-ops.
 func TestMain(m *testing.M) {
+	testOps = (*server).test
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case Subcommand:

@@ -133,10 +133,10 @@ func (s *server) answer(w *bufio.Writer, h header, payload []byte) error {
 		switch {
 		case err != nil:
 			return s.fail(w, h.id, fmt.Errorf("%w: %w", ErrBadRequest, err))
-		case !s.hello.testOps:
+		case !s.hello.testOps || testOps == nil:
 			return s.fail(w, h.id, ErrTestOps)
 		}
-		return s.test(w, h.id, op, arg)
+		return testOps(s, w, h.id, op, arg)
 	}
 	return s.fail(w, h.id, fmt.Errorf("%w: frame type %d is not a request", ErrBadRequest, h.typ))
 }

@@ -16,6 +16,13 @@ const hangNotice = "decoder process: hanging for a test"
 // the address space).
 const maxTestAlloc = 1 << 40
 
+// testOps runs test operations; nil in the product. It holds
+// (*server).test in the package's tests (TestMain) and in a binary built
+// with the decodeproc_testops tag (testops_tag.go), as the end-to-end
+// tests build vigia. Nothing else refers to test, so the linker leaves
+// the operations out of the product binary.
+var testOps func(s *server, w *bufio.Writer, id uint32, op uint8, arg uint64) error
+
 // test runs a test operation (the process was started with --test-ops):
 // it aborts, hangs, allocates or describes its sandbox.
 func (s *server) test(w *bufio.Writer, id uint32, op uint8, arg uint64) error {

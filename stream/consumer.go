@@ -1,11 +1,11 @@
-package recorder
+package stream
 
 import "github.com/vigia/vigia/media"
 
 // Consumer receives one camera's media from its pipeline goroutine, after
 // the segmenter. Calls must return quickly: a consumer that can be slow
-// keeps its own bounded queue and drops (and counts) rather than block the
-// camera.
+// keeps its own bounded queue (a Queue) and drops (and counts) rather than
+// block the camera.
 //
 // Units are shared and must not be modified, nor kept past the Unit call:
 // once the segmenter and every consumer have returned, the pipeline gives
