@@ -2,21 +2,16 @@ package app
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/catalogue"
-	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
-
-// lastRecordedWithin is how far back a camera that starts looks for its
-// last stored segment (a crash of the node that recorded it).
-const lastRecordedWithin = 24 * time.Hour
 
 // startCatalogue builds the node's catalogue, through which every reader
 // of recordings finds them (API, player, export, snapshots, the page):
@@ -42,13 +37,17 @@ func (a *App) Catalogue() *catalogue.Catalogue { return a.cat }
 // NATS (docs/recording.md, Gaps): the recorder's, and the API's when it
 // blocks a client.
 func (a *App) startJournal() {
+	a.days = a.retentionRule()
 	a.journal = catalogue.NewJournal(catalogue.JournalConfig{
 		Store:   a.store,
 		Node:    a.cfg.NodeID,
 		Publish: a.outbox.EnqueueGap,
-		Attrs:   a.objectAttrs,
+		Attrs:   a.days.Attrs,
 		Log:     a.log.With(zap.String("component", "gaps")),
 	})
+	if a.mode.Recorder {
+		metrics.RegisterGapJournal(a.reg, func() float64 { return float64(a.journal.Stats().Dropped) })
+	}
 }
 
 // closeJournal writes the records left, for up to 5 s.
@@ -61,18 +60,7 @@ func (a *App) closeJournal() {
 	a.journal.Close(ctx)
 }
 
-// objectAttrs returns the retention metadata and tag a camera's objects
-// carry.
-func (a *App) objectAttrs(ctx context.Context, camera string) (meta, tags map[string]string) {
-	days := a.retentionDays(ctx, camera)
-	if days <= 0 {
-		return nil, nil
-	}
-	d := strconv.Itoa(days)
-	return map[string]string{storage.MetaRetentionDays: d}, map[string]string{storage.TagRetentionDays: d}
-}
-
-// recordGap is the recorder's OnGap: the journal writes the record.
+// recordGap is the API's OnGap: the journal writes the record.
 func (a *App) recordGap(g status.Gap) {
 	if a.metrics != nil {
 		a.metrics.GapRecords.WithLabelValues(string(g.Cause)).Inc()
@@ -80,38 +68,19 @@ func (a *App) recordGap(g status.Gap) {
 	a.journal.Record(g)
 }
 
-// segmentDropped records the gap a segment the spool dropped leaves.
-func (a *App) segmentDropped(seg segmenter.Segment, reason string) {
-	cause := status.CauseSpoolQuota
-	if reason == "upload_failed" {
-		cause = status.CauseUploadFailed
-	}
-	a.recordGap(status.Gap{Camera: seg.Camera, StartMs: seg.StartMs(), EndMs: seg.End().UnixMilli(), Cause: cause, Detail: reason, Node: a.cfg.NodeID})
-}
+// catalogueSegments gives the recorder the last stored segment of a
+// camera.
+type catalogueSegments struct{ cat *catalogue.Catalogue }
 
-// stopCause says why a camera of the cluster stops here: removed from the
-// registry, blocked, or (anything else) handed over.
-func (a *App) stopCause(id string) status.Cause {
-	if !a.mode.Cluster || a.bus == nil {
-		return status.CauseNodeHandover
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	c, ok, err := a.bus.GetCamera(ctx, id)
-	switch {
-	case err != nil:
-		return status.CauseNodeHandover
-	case !ok:
-		return status.CauseCameraRemoved
-	case c.Blocked:
-		return status.CauseCameraBlocked
-	}
-	return status.CauseNodeHandover
-}
-
-// lastRecorded is the recorder's LastRecorded: the end of the camera's last
-// stored segment within a day, and whether a gap record follows it.
-func (a *App) lastRecorded(ctx context.Context, id string) (time.Time, bool, error) {
-	l, err := a.cat.LastBefore(ctx, id, time.Now(), lastRecordedWithin)
+func (s catalogueSegments) LastBefore(ctx context.Context, id string, t time.Time, within time.Duration) (time.Time, bool, error) {
+	l, err := s.cat.LastBefore(ctx, id, t, within)
 	return l.End, l.GapAfter, err
+}
+
+// recorded returns the completeness of a camera recorded here.
+func (a *App) recorded(camera string) (status.Completeness, bool) {
+	if a.rec == nil {
+		return status.Completeness{}, false
+	}
+	return a.rec.Recorded(camera)
 }

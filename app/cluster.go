@@ -2,20 +2,16 @@ package app
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
-	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/live"
 	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/recorder"
-	"github.com/vigia/vigia/status"
 )
 
 // startCluster puts the node's static and synthetic cameras in the NATS
@@ -23,8 +19,8 @@ import (
 // record as this node takes and releases their leases.
 func (a *App) startCluster(ctx context.Context) error {
 	for _, c := range a.static {
-		if err := a.registerStatic(ctx, c); err != nil {
-			return fmt.Errorf("camera %s: %w", c.ID, err)
+		if err := a.rec.Register(ctx, c); err != nil {
+			return err
 		}
 	}
 	a.node = cluster.New(cluster.Config{
@@ -54,88 +50,13 @@ func (a *App) startCluster(ctx context.Context) error {
 
 // unplaced returns the cluster's OnUnplaced hook: the cameras that no
 // node has room for, and that this node would record, are counted in
-// vigia_cluster_unplaced_cameras and get an OFFLINE status saying why.
+// vigia_cluster_unplaced_cameras and get their status from the recorder.
 func (a *App) unplaced() func(ids []string) {
 	g := metrics.NewCluster(a.reg).Unplaced
 	return func(ids []string) {
 		g.Set(float64(len(ids)))
-		for _, id := range ids {
-			a.publishStatus(status.Status{
-				Camera: id, Code: status.Offline, Text: status.Offline.Text(), Node: a.cfg.NodeID,
-				LastError: "no recorder node has room for this camera", Since: time.Now().UTC(),
-			})
-		}
+		a.rec.Unplaced(ids)
 	}
-}
-
-// staticRecord returns the registry record of a camera of the operator's
-// configuration.
-func (a *App) staticRecord(c ingest.Camera) (camera.Config, error) {
-	sealed, err := camera.Seal(a.keys, c.URL)
-	if err != nil {
-		return camera.Config{}, err
-	}
-	rec := camera.Config{ID: c.ID, ConnectionType: camera.RTSP, SealedURL: sealed, Transport: c.Transport, Sound: c.Sound, Trusted: c.Trusted}
-	for _, sc := range a.cfg.Cameras {
-		if sc.ID == c.ID {
-			rec.HistoryDays = sc.HistoryDays
-		}
-	}
-	return rec, nil
-}
-
-// registerStatic writes a camera of the operator's configuration into the
-// registry, unless the same record is there already (sealed under the
-// current secret).
-func (a *App) registerStatic(ctx context.Context, c ingest.Camera) error {
-	rec, err := a.staticRecord(c)
-	if err != nil {
-		return err
-	}
-	kv := a.bus.KV(bus.BucketCameras)
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if e, err := kv.Get(ctx, c.ID); err == nil {
-		if old, err := camera.Decode(c.ID, e.Value()); err == nil {
-			if url, err := camera.Open(a.keys, old.SealedURL); err == nil && url == c.URL && !camera.Stale(a.keys, old.SealedURL) {
-				old.SealedURL = rec.SealedURL
-				if old == rec {
-					return nil
-				}
-			}
-		}
-	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	_, err = kv.Put(ctx, c.ID, b)
-	return err
-}
-
-// resolveCamera turns a camera's record into what the recorder records.
-func (a *App) resolveCamera(c camera.Config) (ingest.Camera, error) {
-	spec := ingest.Camera{ID: c.ID, Transport: c.Transport, Sound: c.Sound, Trusted: c.Trusted, PlanWidth: c.Width, PlanHeight: c.Height}
-	if u, ok, err := a.pushOrP2PURL(c); ok {
-		if err != nil {
-			return spec, ingest.Permanent(ingest.ReasonBadURL, err)
-		}
-		spec.URL, spec.Transport = u, ""
-		return spec, nil
-	}
-	switch c.ConnectionType {
-	case camera.RTSP, camera.RTMP:
-		url, err := camera.Open(a.keys, c.SealedURL)
-		if err != nil {
-			return spec, ingest.Permanent(ingest.ReasonBadURL, fmt.Errorf("camera %s: source url: %w", c.ID, err))
-		}
-		if url == "" {
-			return spec, ingest.Permanent(ingest.ReasonBadURL, fmt.Errorf("camera %s has no source url", c.ID))
-		}
-		spec.URL = url
-		return spec, nil
-	}
-	return spec, ingest.Permanent(ingest.ReasonUnsupported, fmt.Errorf("camera %s: connection type %d is not recordable yet", c.ID, c.ConnectionType))
 }
 
 // natsEnds keeps the last segment ends in bus.BucketSegmentEnds.
@@ -173,11 +94,4 @@ func (a *App) WHEPURL(camera string, exp time.Time) string {
 // RecordCamera records c on this node, outside the cluster (a node without
 // Mode.Cluster, the bench, tests); c.Trusted says whether it may reach
 // private addresses.
-func (a *App) RecordCamera(c ingest.Camera) error {
-	rec, err := a.staticRecord(c)
-	if err != nil {
-		return fmt.Errorf("camera %s: %w", c.ID, err)
-	}
-	a.rec.Record(rec, 0)
-	return nil
-}
+func (a *App) RecordCamera(c ingest.Camera) error { return a.rec.RecordStatic(c) }

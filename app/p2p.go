@@ -3,12 +3,10 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/p2p"
 )
@@ -32,21 +30,4 @@ func (a *App) p2pDriver(next ingest.Registry) ingest.Driver {
 		r = badResolver{err: err}
 	}
 	return p2p.Driver(r, next, log)
-}
-
-// pushOrP2PURL returns the source URL of an RTMP push camera (an RTMP
-// camera without a URL: "rtmp-push:") or a P2P camera (p2p://…); ok is
-// false for cameras with a URL of their own.
-func (a *App) pushOrP2PURL(c camera.Config) (u string, ok bool, err error) {
-	switch {
-	case c.ConnectionType == camera.RTMP && c.SealedURL == "":
-		return "rtmp-push:", true, nil
-	case c.ConnectionType == camera.P2P:
-		pass, err := camera.Open(a.keys, c.P2PSealedPassword)
-		if err != nil {
-			return "", true, fmt.Errorf("camera %s: p2p password: %w", c.ID, err)
-		}
-		return p2p.URL(c.P2PSerial, pass, c.Stream), true, nil
-	}
-	return "", false, nil
 }

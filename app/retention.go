@@ -10,15 +10,15 @@ import (
 
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/bus"
-	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/cluster"
+	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/retention"
 )
 
 // startRetention starts the sweeper of the static cameras: every camera
-// whose id is not an API id (camera.IsAPIID), from this node's
-// configuration and from the registry (NATS KV "cameras"), so static
-// cameras of other nodes are swept too. Every mode runs it; one node of the
+// whose id is not an API id, from this node's configuration and from the
+// registry (recorder.Retention.StaticCameras), so static cameras of other
+// nodes are swept too. Every mode runs it; one node of the
 // cluster sweeps at a time, through the lease retention.LeaseName.
 func (a *App) startRetention() error {
 	if !a.cfg.Retention.Enabled {
@@ -76,46 +76,25 @@ func (a *App) newSweeper(lease, cameras string, cams func(context.Context) ([]re
 	return sw, nil
 }
 
-// staticRetention lists the static cameras of the config file, then the
-// registry's cameras that are neither those nor API cameras (static and
-// synthetic cameras of other nodes). API cameras are the database
-// sweeper's (startDBRetention).
+// staticRetention lists the cameras of the static sweeper, as the
+// retention rule names them (recorder.Retention.StaticCameras).
 func (a *App) staticRetention(ctx context.Context) ([]retention.CameraRetention, error) {
-	seen := map[string]bool{}
 	var out []retention.CameraRetention
-	for _, c := range a.cfg.Cameras {
-		seen[c.ID] = true
-		out = append(out, retention.CameraRetention{Camera: c.ID, Days: c.HistoryDays})
-	}
-	reg, err := a.bus.ListCameras(ctx)
-	for _, c := range reg {
-		if !seen[c.ID] && !camera.IsAPIID(c.ID) {
-			out = append(out, retention.CameraRetention{Camera: c.ID, Days: c.HistoryDays})
-		}
-	}
+	err := a.days.StaticCameras(ctx, func(id string, days int) {
+		out = append(out, retention.CameraRetention{Camera: id, Days: days})
+	})
 	return out, err
 }
 
-// retentionDays returns the camera's history_days for the object tag that
-// lifecycle rules match, or 0 when unknown (the sweeper still expires it).
-func (a *App) retentionDays(ctx context.Context, camera string) int {
-	if a.rec != nil {
-		if c, ok := a.rec.Camera(camera); ok {
-			return c.HistoryDays // the record in effect, edits included
-		}
-	}
+// retentionRule builds the rule for the history_days in effect for a
+// camera (recorder.Retention): the configured cameras', and the
+// registry's.
+func (a *App) retentionRule() *recorder.Retention {
+	static := map[string]int{}
 	for _, c := range a.cfg.Cameras {
-		if c.ID == camera {
-			return c.HistoryDays
-		}
+		static[c.ID] = c.HistoryDays
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	c, ok, err := a.bus.GetCamera(ctx, camera)
-	if err != nil || !ok {
-		return 0
-	}
-	return c.HistoryDays
+	return &recorder.Retention{Static: static, Records: a.bus}
 }
 
 // SweepRetention sweeps once now with each sweeper this process runs (the

@@ -59,7 +59,6 @@ func (st *state) claim(req claimReq) {
 			req.done <- errRetry("leases of this node not renewed")
 		default:
 			st.record(id, h)
-			st.publishHolding()
 			req.done <- nil
 		}
 		return

@@ -15,7 +15,7 @@
 //
 // The cluster decides; it does nothing to a camera itself. It tells the
 // node's Owners which cameras to record, with their record and lease epoch,
-// and which to stop. One goroutine (the loop) owns the state; every request
+// and which to stop, and why (blocked, removed, or handed over). One goroutine (the loop) owns the state; every request
 // to NATS and every stop runs in a goroutine of its own and reports back to
 // the loop, so a slow NATS server or a slow stop never delays heartbeats
 // or the handling of a lease.
@@ -31,6 +31,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/status"
 )
 
 // Timing defaults, chosen so that a dead node's cameras record elsewhere
@@ -66,10 +67,13 @@ type Owners interface {
 	// the camera's record changes while the node records it.
 	Record(cam camera.Config, epoch uint64)
 
-	// Stop makes the node stop recording camera id and returns once its
-	// last segment is finished and its end stored for the next holder.
-	// The cluster calls it from a goroutine of its own.
-	Stop(id string)
+	// Stop makes the node stop recording camera id, for cause, and
+	// returns once its last segment is finished and its end stored for
+	// the next holder. cause is why the cluster let the camera go:
+	// status.CauseCameraBlocked, status.CauseCameraRemoved, or
+	// status.CauseNodeHandover (another node wins it, or this node stops
+	// holding it). The cluster calls it from a goroutine of its own.
+	Stop(id string, cause status.Cause)
 }
 
 // Config configures a Node.
@@ -222,14 +226,6 @@ func (n *Node) Close() {
 	}
 	n.cancel()
 	<-n.done
-}
-
-// Holding returns the cameras this node holds a lease for and records.
-func (n *Node) Holding() []string {
-	if n.state == nil {
-		return nil
-	}
-	return n.state.holding()
 }
 
 // Err returns ErrNodeIDInUse once another live process was seen using this

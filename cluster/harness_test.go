@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/status"
 )
 
 // recordCall is one Owners.Record call.
@@ -27,6 +28,7 @@ type fleet struct {
 	records   map[string][]recordCall
 	stops     map[string][]string // node → cameras stopped, in order
 	stopAt    map[string]time.Time
+	causes    map[string][]status.Cause // node/camera → causes of its stops, in order
 	overlaps  []string
 	gates     map[string]chan struct{} // node/camera → Stop waits for it
 }
@@ -34,7 +36,8 @@ type fleet struct {
 func newFleet() *fleet {
 	return &fleet{
 		recording: map[string]string{}, records: map[string][]recordCall{},
-		stops: map[string][]string{}, stopAt: map[string]time.Time{}, gates: map[string]chan struct{}{},
+		stops: map[string][]string{}, stopAt: map[string]time.Time{}, causes: map[string][]status.Cause{},
+		gates: map[string]chan struct{}{},
 	}
 }
 
@@ -54,7 +57,7 @@ func (o fleetOwners) Record(cam camera.Config, epoch uint64) {
 	f.records[o.node] = append(f.records[o.node], recordCall{cam: cam, epoch: epoch, at: time.Now()})
 }
 
-func (o fleetOwners) Stop(id string) {
+func (o fleetOwners) Stop(id string, cause status.Cause) {
 	f := o.f
 	f.mu.Lock()
 	gate := f.gates[o.node+"/"+id]
@@ -69,6 +72,14 @@ func (o fleetOwners) Stop(id string) {
 	}
 	f.stops[o.node] = append(f.stops[o.node], id)
 	f.stopAt[o.node+"/"+id] = time.Now()
+	f.causes[o.node+"/"+id] = append(f.causes[o.node+"/"+id], cause)
+}
+
+// stopCauses returns the causes node's stops of camera id were given.
+func (f *fleet) stopCauses(node, id string) []status.Cause {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]status.Cause(nil), f.causes[node+"/"+id]...)
 }
 
 // gate makes node's Stop of camera wait until the returned function runs.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/status"
 )
 
 // take creates (create) or takes over (compare-and-set on rev) a lease,
@@ -80,13 +82,16 @@ func (st *state) taken(id string, rev uint64, sent time.Time, err error) {
 	c, ok := st.cameras[id]
 	switch {
 	case !ok || c.Blocked:
-		st.release(id, "camera removed or blocked while its lease was taken")
+		cause := status.CauseCameraRemoved
+		if ok {
+			cause = status.CauseCameraBlocked
+		}
+		st.release(id, cause, "camera removed or blocked while its lease was taken")
 		reply(errRetry("camera " + id + " removed or blocked"))
 		return
 	}
 	st.record(id, h)
 	reply(nil)
-	st.publishHolding()
 }
 
 // record asks the owners to record camera id with its current record.
@@ -112,14 +117,13 @@ func (st *state) lose(id, why string) {
 	delete(st.mine, id)
 	if h != nil && h.recording && !st.busy[id] {
 		st.log.Info("camera stopped: "+why, zap.String("camera", id))
-		st.stop(id, 0)
+		st.stop(id, status.CauseNodeHandover, 0)
 	}
-	st.publishHolding()
 }
 
-// release stops the camera, then deletes the lease so that the next holder
-// takes it at once.
-func (st *state) release(id, why string) {
+// release stops the camera for cause, then deletes the lease so that the
+// next holder takes it at once.
+func (st *state) release(id string, cause status.Cause, why string) {
 	h := st.mine[id]
 	if h == nil {
 		return
@@ -127,22 +131,23 @@ func (st *state) release(id, why string) {
 	st.log.Info("releasing camera: "+why, zap.String("camera", id))
 	delete(st.mine, id)
 	if !h.recording {
-		st.stopThen(id, false, h.rev)
+		st.stopThen(id, false, cause, h.rev)
 	} else {
-		st.stop(id, h.rev)
+		st.stop(id, cause, h.rev)
 	}
-	st.publishHolding()
 }
 
-// stop stops a camera outside the loop; with deleteRev, it then deletes
-// the lease at that revision.
-func (st *state) stop(id string, deleteRev uint64) { st.stopThen(id, true, deleteRev) }
+// stop stops a camera for cause outside the loop; with deleteRev, it then
+// deletes the lease at that revision.
+func (st *state) stop(id string, cause status.Cause, deleteRev uint64) {
+	st.stopThen(id, true, cause, deleteRev)
+}
 
-func (st *state) stopThen(id string, stop bool, deleteRev uint64) {
+func (st *state) stopThen(id string, stop bool, cause status.Cause, deleteRev uint64) {
 	st.busy[id] = true
 	st.spawn(func() func() {
 		if stop {
-			st.cfg.Owners.Stop(id)
+			st.cfg.Owners.Stop(id, cause)
 		}
 		if deleteRev != 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
@@ -168,7 +173,7 @@ func (st *state) leave() {
 	st.leaving = true
 	st.drain() // takes under way end; those that succeeded are released below
 	for id := range st.mine {
-		st.release(id, "node leaving")
+		st.release(id, status.CauseNodeHandover, "node leaving")
 	}
 	st.drain()
 	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
@@ -176,7 +181,6 @@ func (st *state) leave() {
 	if !st.standingDown() {
 		_ = st.cfg.Nodes.Delete(ctx, st.cfg.NodeID, 0)
 	}
-	st.publishHolding()
 }
 
 // retryError is a claim refused for now: the publisher should try again.

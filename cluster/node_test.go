@@ -18,7 +18,7 @@ func TestTakeAndRenew(t *testing.T) {
 		for _, id := range []string{"c1", "c2", "c3"} {
 			w.putCamera(rtsp(id))
 		}
-		n := w.start("a")
+		w.start("a")
 		settle(2 * time.Second)
 		if got := w.fleet.recorded("a"); len(got) != 3 {
 			t.Fatalf("node a records %v, want c1, c2, c3", got)
@@ -46,8 +46,10 @@ func TestTakeAndRenew(t *testing.T) {
 		if d := w.nodes.revision() - nodesRev; d < 15 || d > 25 {
 			t.Errorf("%d heartbeats in 20 s, want one a second", d)
 		}
-		if got := n.Holding(); !slices.Equal(got, []string{"c1", "c2", "c3"}) {
-			t.Errorf("Holding() = %v", got)
+		for _, id := range []string{"c1", "c2", "c3"} {
+			if got := w.fleet.recorder(id); got != "a" {
+				t.Errorf("%s recorded by %q after 20 s, want a", id, got)
+			}
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/status"
 )
 
 // Control-plane outages (docs/cluster.md, Control-plane outage).
@@ -226,7 +228,7 @@ func (st *state) retaken(id string, rev uint64, err error) {
 		}
 	case h == nil:
 		// Released meanwhile: the lease just written goes too.
-		st.stopThen(id, false, rev)
+		st.stopThen(id, false, status.CauseNodeHandover, rev)
 	default:
 		st.log.Info("lease written again", zap.String("camera", id), zap.Uint64("rev", rev))
 		st.settled(id, h, rev)

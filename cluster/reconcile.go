@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/status"
 )
 
 // reconcile takes the cameras placed on this node, releases those placed
@@ -29,7 +30,7 @@ func (st *state) reconcile() {
 		switch {
 		case c.Blocked:
 			if h != nil {
-				st.release(id, "camera blocked")
+				st.release(id, status.CauseCameraBlocked, "camera blocked")
 			}
 		case isPush(c):
 			// A push camera belongs to the node its publisher reached
@@ -40,9 +41,9 @@ func (st *state) reconcile() {
 		case h != nil:
 			if win := placement[id]; len(members) > 0 && win != st.cfg.NodeID {
 				if win == "" {
-					st.release(id, "no room for the camera on this node")
+					st.release(id, status.CauseNodeHandover, "no room for the camera on this node")
 				} else {
-					st.release(id, "node "+win+" wins the camera")
+					st.release(id, status.CauseNodeHandover, "node "+win+" wins the camera")
 				}
 				continue
 			}
@@ -66,17 +67,16 @@ func (st *state) reconcile() {
 			if l, ok := st.leases[id]; ok && st.ours(l.node, l.instance) && !isPush(c) {
 				// Taken by this process, answer lost, and placed elsewhere
 				// since: let it go.
-				st.stopThen(id, false, l.rev)
+				st.stopThen(id, false, status.CauseNodeHandover, l.rev)
 			}
 		}
 	}
 	for id := range st.mine {
 		if _, ok := st.cameras[id]; !ok && !st.busy[id] {
-			st.release(id, "camera removed")
+			st.release(id, status.CauseCameraRemoved, "camera removed")
 		}
 	}
 	st.reportUnplaced(members, placement)
-	st.publishHolding()
 }
 
 // keep keeps a held camera recorded with its current record: started when

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/status"
 )
 
 // seenLease is a lease as observed through the watcher.
@@ -77,7 +77,6 @@ type state struct {
 	claims chan claimReq
 
 	mu       sync.Mutex
-	snapshot []string
 	conflict bool
 }
 
@@ -100,12 +99,6 @@ func newState(cfg Config, instance string) *state {
 	}
 }
 
-func (st *state) holding() []string {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return append([]string(nil), st.snapshot...)
-}
-
 func (st *state) err() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -113,19 +106,6 @@ func (st *state) err() error {
 		return fmt.Errorf("%w: %s", ErrNodeIDInUse, st.cfg.NodeID)
 	}
 	return nil
-}
-
-func (st *state) publishHolding() {
-	ids := make([]string, 0, len(st.mine))
-	for id, h := range st.mine {
-		if h.recording {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	st.mu.Lock()
-	st.snapshot = ids
-	st.mu.Unlock()
 }
 
 // spawn runs work in a goroutine of its own; the function work returns then
@@ -308,7 +288,7 @@ func (st *state) otherInstance(ni NodeInfo) {
 	st.mu.Unlock()
 	for id := range st.mine {
 		if !st.busy[id] {
-			st.release(id, "node id used by another process")
+			st.release(id, status.CauseNodeHandover, "node id used by another process")
 		}
 	}
 }

@@ -21,16 +21,29 @@ import (
 //	rtp_loss, queue_overflow           units lost before a keyframe (pipeline.handle)
 //	camera_changed                     a restart for new settings (owner.apply)
 //	node_handover, node_crash          the camera's start (owner.startEnd)
-//	node_handover, camera_removed,     the camera's stop (owner.finish, StopCause)
-//	camera_blocked
+//	node_handover, camera_removed,     the camera's stop (owner.stopped), with
+//	camera_blocked                     the cause the cluster gives Stop
 //
 // The segment writer reports every hole between segments (hole); the cause
 // noted last explains it. A failure opens a record (end 0) at once; the
 // hole that ends it closes it.
 
-// lastRecordedTimeout bounds the look for the last stored segment when a
-// camera starts.
-const lastRecordedTimeout = time.Second
+// The look for the last stored segment when a camera starts.
+const (
+	// lastRecordedTimeout bounds it.
+	lastRecordedTimeout = time.Second
+	// lastRecordedWithin is how far back it looks.
+	lastRecordedWithin = 24 * time.Hour
+)
+
+// Segments reads what storage holds of a camera (the catalogue in
+// production).
+type Segments interface {
+	// LastBefore returns the end of camera id's last stored segment
+	// before t, looking back at most within (zero if none), and whether a
+	// gap record follows it.
+	LastBefore(ctx context.Context, id string, t time.Time, within time.Duration) (end time.Time, gapAfter bool, err error)
+}
 
 // gapTracker is a camera's gap bookkeeping: the cause of the next hole and
 // the records still open. Its run's pipeline goroutine owns it while the
@@ -125,29 +138,41 @@ func (g *gapTracker) closeOpens(end time.Time) {
 	g.opens = nil
 }
 
-// emitGap hands a record to Config.OnGap.
+// Journal receives gap records (catalogue.Journal in production).
+type Journal interface {
+	// Record writes g; it must not block.
+	Record(g status.Gap)
+}
+
+// emitGap hands a record of this camera to Config.Journal.
 func (o *owner) emitGap(g status.Gap) {
-	if o.r.cfg.OnGap == nil {
-		return
+	g.Camera = o.id
+	o.r.emitGap(g)
+}
+
+// emitGap counts a record and hands it, from this node, to Config.Journal.
+func (r *Recorder) emitGap(g status.Gap) {
+	g.Node = r.cfg.NodeID
+	if m := r.cfg.Metrics; m != nil {
+		m.GapRecords.WithLabelValues(string(g.Cause)).Inc()
 	}
-	g.Camera, g.Node = o.id, o.r.cfg.NodeID
-	o.r.cfg.OnGap(g)
+	if r.cfg.Journal != nil {
+		r.cfg.Journal.Record(g)
+	}
 }
 
 // stopped records why the camera stops here: its open records end now, and
-// a record of the stop's cause opens at the end of its last segment.
-func (o *owner) stopped() {
+// a record of cause (node_handover unless the camera was blocked or
+// removed) opens at the end of its last segment.
+func (o *owner) stopped(cause status.Cause) {
 	start := o.lastEnd
 	if len(o.gaps.opens) > 0 || start.IsZero() {
 		start = time.Now()
 	}
 	o.gaps.closeOpens(time.Now())
 	o.gaps.pending, o.gaps.detail = "", ""
-	cause := status.CauseNodeHandover
-	if f := o.r.cfg.StopCause; f != nil {
-		if c := f(o.id); c.Known() {
-			cause = c
-		}
+	if cause != status.CauseCameraBlocked && cause != status.CauseCameraRemoved {
+		cause = status.CauseNodeHandover
 	}
 	o.emitGap(status.Gap{StartMs: start.UnixMilli(), Cause: cause})
 }
@@ -177,13 +202,13 @@ func (o *owner) failedGap(err error) {
 // explains what follows, the node that recorded it died, and the gap
 // begins there.
 func (o *owner) crashEnd(end time.Time) (time.Time, bool) {
-	f := o.r.cfg.LastRecorded
-	if f == nil {
+	segs := o.r.cfg.Segments
+	if segs == nil {
 		return end, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lastRecordedTimeout)
 	defer cancel()
-	last, gapAfter, err := f(ctx, o.id)
+	last, gapAfter, err := segs.LastBefore(ctx, o.id, time.Now(), lastRecordedWithin)
 	switch {
 	case err != nil:
 		o.log.Warn("last stored segment not read", zap.Error(err))

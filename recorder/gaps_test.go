@@ -178,7 +178,7 @@ func TestGapCameraOffline(t *testing.T) {
 		}
 		ctl.set(nil, false)
 		settle(12 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second)
 		segs := rg.stored()
 		end, resumed := holeAfter(segs, downAt)
@@ -247,7 +247,7 @@ func TestGapRTPLoss(t *testing.T) {
 		ctl.set(nil, true)
 		lostAt := time.Now()
 		settle(6 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second)
 		segs := rg.stored()
 		end, resumed := holeAfter(segs, lostAt)
@@ -270,7 +270,7 @@ func TestGapCameraChanged(t *testing.T) {
 		rg.rec.Record(cam("c1", "ctl://cam/other"), 1)
 		editAt := time.Now()
 		settle(6 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second)
 		segs := rg.stored()
 		end, resumed := holeAfter(segs, editAt)
@@ -283,7 +283,7 @@ func TestGapCameraChanged(t *testing.T) {
 // Where a camera's gap begins when it starts here: the end another node
 // stored at a graceful stop (a handover), or, when storage holds a later
 // segment that no record follows, that segment's end (the node that
-// recorded it died). A stop records the cause StopCause gives.
+// recorded it died). A stop records the cause Stop is given.
 func TestGapStartAndStopCauses(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -309,18 +309,18 @@ func TestGapStartAndStopCauses(t *testing.T) {
 				if tc.stored > 0 {
 					rg.ends.ends["c1"] = base.Add(-tc.stored)
 				}
-				rg.rec.cfg.LastRecorded = func(context.Context, string) (time.Time, bool, error) {
-					if tc.lastSeg == 0 {
-						return time.Time{}, false, nil
-					}
-					return base.Add(-tc.lastSeg), tc.gapAfter, nil
+				if tc.lastSeg > 0 {
+					rg.rec.cfg.Segments = lastSegment{end: base.Add(-tc.lastSeg), gapAfter: tc.gapAfter}
+				} else {
+					rg.rec.cfg.Segments = lastSegment{}
 				}
-				if tc.stopCause != "" {
-					rg.rec.cfg.StopCause = func(string) status.Cause { return tc.stopCause }
+				stopCause := tc.stopCause
+				if stopCause == "" {
+					stopCause = status.CauseNodeHandover
 				}
 				rg.rec.Record(cam("c1", "ctl://cam/main"), 1)
 				settle(6 * time.Second)
-				rg.rec.Stop("c1")
+				rg.rec.Stop("c1", stopCause)
 				settle(time.Second)
 				segs := rg.stored()
 				var want []status.Gap
@@ -361,4 +361,15 @@ func TestGapQueueOverflow(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// lastSegment is a Segments that knows one last segment (none when end is
+// zero).
+type lastSegment struct {
+	end      time.Time
+	gapAfter bool
+}
+
+func (l lastSegment) LastBefore(context.Context, string, time.Time, time.Duration) (time.Time, bool, error) {
+	return l.end, l.gapAfter, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
@@ -148,7 +149,7 @@ func newRig(t *testing.T) *rig {
 		NodeID:          "n1",
 		Spool:           spool,
 		Drivers:         ingest.Registry{"rtsp": drive},
-		Resolve:         resolvePlain,
+		Keys:            testKeys,
 		Ends:            rg.ends,
 		SegmentDuration: 4 * time.Second,
 		Consumers: []stream.ConsumerFactory{func(string) stream.Consumer {
@@ -157,16 +158,8 @@ func newRig(t *testing.T) *rig {
 			rg.mu.Unlock()
 			return nil
 		}},
-		OnStatus: func(s status.Status) {
-			rg.mu.Lock()
-			rg.statuses = append(rg.statuses, s)
-			rg.mu.Unlock()
-		},
-		OnGap: func(g status.Gap) {
-			rg.mu.Lock()
-			rg.gaps = append(rg.gaps, g)
-			rg.mu.Unlock()
-		},
+		Statuses: rg,
+		Journal:  rg,
 	})
 	t.Cleanup(func() {
 		rg.rec.Close()
@@ -175,18 +168,41 @@ func newRig(t *testing.T) *rig {
 	return rg
 }
 
-// resolvePlain takes the "sealed" URL as the URL itself; "unsealable"
-// cannot be opened.
-func resolvePlain(c camera.Config) (ingest.Camera, error) {
-	if c.SealedURL == "unsealable" {
-		return ingest.Camera{}, ingest.Permanent(ingest.ReasonBadURL, ingest.ErrUnsupportedScheme)
-	}
-	return ingest.Camera{ID: c.ID, URL: c.SealedURL, Transport: c.Transport, Sound: c.Sound,
-		PlanWidth: c.Width, PlanHeight: c.Height}, nil
+// EnqueueStatus is the rig's Statuses.
+func (rg *rig) EnqueueStatus(s status.Status) error {
+	rg.mu.Lock()
+	rg.statuses = append(rg.statuses, s)
+	rg.mu.Unlock()
+	return nil
 }
 
+// Record is the rig's Journal.
+func (rg *rig) Record(g status.Gap) {
+	rg.mu.Lock()
+	rg.gaps = append(rg.gaps, g)
+	rg.mu.Unlock()
+}
+
+// testKeys seal the source URLs of the tests' camera records.
+var testKeys = func() *sign.Keys {
+	k, err := sign.New([]byte("recorder test secret, 32 bytes at least"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// cam returns an RTSP camera's record, url sealed; "unsealable" is kept
+// as is, and cannot be opened.
 func cam(id, url string) camera.Config {
-	return camera.Config{ID: id, ConnectionType: camera.RTSP, SealedURL: url}
+	sealed := url
+	if url != "unsealable" {
+		var err error
+		if sealed, err = camera.Seal(testKeys, url); err != nil {
+			panic(err)
+		}
+	}
+	return camera.Config{ID: id, ConnectionType: camera.RTSP, SealedURL: sealed}
 }
 
 func (rg *rig) dialed() []string {

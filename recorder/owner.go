@@ -38,6 +38,7 @@ type owner struct {
 	want    *camera.Config  // the latest record asked for; nil once stopped
 	epoch   uint64          // the lease epoch of want
 	stopReq bool            // a Stop waits to be done
+	stopWhy status.Cause    // why, given by the Stop
 	waiters []chan struct{} // closed once the requested stop is done
 	cfg     camera.Config   // the record in effect
 	status  ownerStatus
@@ -78,12 +79,13 @@ func (o *owner) record(cam camera.Config, epoch uint64) {
 	o.signal()
 }
 
-// stop asks for the camera to stop; the channel closes once it did.
-func (o *owner) stop() <-chan struct{} {
+// stop asks for the camera to stop for cause; the channel closes once it
+// did.
+func (o *owner) stop(cause status.Cause) <-chan struct{} {
 	done := make(chan struct{})
 	o.mu.Lock()
 	o.want = nil
-	o.stopReq = true
+	o.stopReq, o.stopWhy = true, cause
 	o.waiters = append(o.waiters, done)
 	o.mu.Unlock()
 	o.signal()
@@ -96,11 +98,11 @@ func (o *owner) pending() bool { return len(o.wake) > 0 }
 func (o *owner) loop() {
 	for range o.wake {
 		o.mu.Lock()
-		stopReq, waiters, want, epoch := o.stopReq, o.waiters, o.want, o.epoch
-		o.stopReq, o.waiters = false, nil
+		stopReq, cause, waiters, want, epoch := o.stopReq, o.stopWhy, o.waiters, o.want, o.epoch
+		o.stopReq, o.stopWhy, o.waiters = false, "", nil
 		o.mu.Unlock()
 		if stopReq {
-			o.finish(true)
+			o.stopFor(cause)
 			for _, w := range waiters {
 				close(w)
 			}
@@ -121,13 +123,13 @@ func (o *owner) apply(cam camera.Config, epoch uint64) {
 		return
 	}
 	o.applied = cam
-	spec, err := o.r.cfg.Resolve(cam)
+	spec, err := o.r.resolve(cam)
 	var drv ingest.Driver
 	if err == nil {
 		drv, err = o.r.driver(spec)
 	}
 	if err != nil {
-		o.finish(false)
+		o.finish()
 		o.failed = true
 		o.setConfig(cam)
 		o.log.Warn("camera not recordable", zap.Error(err))
@@ -144,7 +146,7 @@ func (o *owner) apply(cam camera.Config, epoch uint64) {
 	}
 	if o.run != nil {
 		o.log.Info("camera settings changed, restarting")
-		o.finish(false)
+		o.finish()
 		o.gaps.note(status.CauseCameraChanged, "")
 	}
 	if !o.started {
@@ -163,8 +165,8 @@ func (o *owner) apply(cam camera.Config, epoch uint64) {
 }
 
 // finish stops the run, if any, finishing its open segment; the end of its
-// last segment is remembered, and stored for the next node with store.
-func (o *owner) finish(store bool) {
+// last segment is remembered.
+func (o *owner) finish() {
 	if o.run != nil {
 		o.run.stop()
 		o.lastEnd = laterOf(o.lastEnd, o.run.w.LastEnd())
@@ -172,10 +174,15 @@ func (o *owner) finish(store bool) {
 		o.r.noteEnd(o.id, o.lastEnd)
 		o.r.updateGauges()
 	}
-	if store {
-		o.stopped()
-		o.storeEnd(o.lastEnd)
-	}
+}
+
+// stopFor stops the camera on this node for cause: the run finishes, a
+// gap record of cause opens and the end of the last segment is stored for
+// the next node.
+func (o *owner) stopFor(cause status.Cause) {
+	o.finish()
+	o.stopped(cause)
+	o.storeEnd(o.lastEnd)
 }
 
 func (o *owner) setConfig(cam camera.Config) {

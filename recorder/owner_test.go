@@ -21,7 +21,7 @@ func TestRecordStartsAndStopStoresTheEnd(t *testing.T) {
 		if s := rg.status("c1"); s.Code != status.Online || s.Width != 1280 {
 			t.Fatalf("status %+v, want ONLINE 1280 wide", s)
 		}
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second) // uploads
 		segs := rg.stored()
 		if len(segs) < 2 {
@@ -72,7 +72,7 @@ func TestEditOfARecordedSettingRestarts(t *testing.T) {
 			t.Fatalf("width %d after the stream changed, want 640", s.Width)
 		}
 		settle(8 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second) // uploads
 		segs := rg.stored()
 		var before, after int
@@ -121,7 +121,7 @@ func TestEditOfNothingRecordedKeepsRecording(t *testing.T) {
 			t.Error("resolution_error still set after the plan grew")
 		}
 		settle(8 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second) // uploads
 		segs := rg.stored()
 		for i := 1; i < len(segs); i++ {
@@ -150,7 +150,7 @@ func TestStartFollowsTheStoredEnd(t *testing.T) {
 				rg.ends.ends["c1"] = end
 				rg.rec.Record(cam("c1", "rtsp://cam/main"), 1)
 				settle(20 * time.Second)
-				rg.rec.Stop("c1")
+				rg.rec.Stop("c1", status.CauseNodeHandover)
 				settle(time.Second) // uploads
 				segs := rg.stored()
 				if len(segs) == 0 {
@@ -175,7 +175,7 @@ func TestStopWhileStarting(t *testing.T) {
 		settle(100 * time.Millisecond)
 		stopped := make(chan struct{})
 		go func() {
-			rg.rec.Stop("c1")
+			rg.rec.Stop("c1", status.CauseNodeHandover)
 			settle(time.Second) // uploads
 			close(stopped)
 		}()
@@ -218,7 +218,7 @@ func TestStopThenRecordAgain(t *testing.T) {
 		rg := newRig(t)
 		rg.rec.Record(cam("c1", "rtsp://cam/main"), 1)
 		settle(5 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second) // uploads
 		end, _ := rg.ends.end("c1")
 		rg.ends.mu.Lock()
@@ -226,7 +226,7 @@ func TestStopThenRecordAgain(t *testing.T) {
 		rg.ends.mu.Unlock()
 		rg.rec.Record(cam("c1", "rtsp://cam/main/late"), 2)
 		settle(10 * time.Second)
-		rg.rec.Stop("c1")
+		rg.rec.Stop("c1", status.CauseNodeHandover)
 		settle(time.Second) // uploads
 		segs := rg.stored()
 		for _, s := range segs {

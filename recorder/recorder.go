@@ -1,13 +1,17 @@
-// Package recorder runs the cameras assigned to this node. Each camera has
-// one owner (a goroutine) that starts it, restarts it when a recorded
-// setting changes, stops it, and carries the end of its last segment to
-// the next run and the next node; each run is a supervised source feeding
-// a pipeline goroutine that cuts segments into the spool. It reports
-// status through a hook and never lets one camera's failure reach another.
+// Package recorder is a camera's home on this node, as mediamtx's path is.
+// Each camera has one owner (a goroutine) that resolves its record, starts
+// it, restarts it when a recorded setting changes, stops it for the cause
+// the cluster gives, and carries the end of its last segment to the next
+// run and the next node; each run is a supervised source feeding a
+// pipeline goroutine that cuts segments into the spool. The recorder is
+// the one writer of a camera's status (completeness and "no node has room"
+// included) and of its gap records, and holds the rule for the retention
+// days in effect. It reads and writes through small interfaces of its own
+// (Registry, EndStore, Segments, Coverage, Statuses, Journal), never NATS,
+// and never lets one camera's failure reach another.
 package recorder
 
 import (
-	"context"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,6 +24,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/stream"
 )
@@ -35,14 +40,38 @@ type Config struct {
 	// Drivers builds sources by URL scheme.
 	Drivers ingest.Registry
 
-	// Resolve turns a camera's record into what the node records: its
-	// source URL opened, P2P and push cameras resolved. An error wrapping
-	// ingest.PermanentError sets ERRO PERMANENTE until the record changes.
-	Resolve func(camera.Config) (ingest.Camera, error)
+	// Keys opens the sealed source URLs and P2P passwords of camera
+	// records, and seals those of static cameras.
+	Keys *sign.Keys
+
+	// Registry, optional, is the cameras' registry, into which Register
+	// writes static cameras.
+	Registry Registry
+
+	// Retention, optional, is the rule for the retention days in effect
+	// (Retention.Days); the recorder gives it the records in effect here.
+	Retention *Retention
 
 	// Ends, optional, keeps the end of each camera's last segment for the
 	// node that records it next.
 	Ends EndStore
+
+	// Segments, optional, tells a camera that starts the end of its last
+	// stored segment: a last segment later than the end stored by a
+	// graceful stop (Ends) means its node died.
+	Segments Segments
+
+	// Coverage, optional, works out each camera's completeness, which its
+	// status carries (docs/status.md, Completeness).
+	Coverage Coverage
+
+	// Statuses, optional, receives each camera's status when it changes.
+	Statuses Statuses
+
+	// Journal, optional, receives each gap record: why a camera's
+	// recording stopped or skipped, from when, and, once known, until
+	// when (docs/recording.md, Gaps).
+	Journal Journal
 
 	// Source holds the settings common to all sources.
 	Source ingest.SourceConfig
@@ -83,25 +112,6 @@ type Config struct {
 	// transcoding to AAC).
 	Stage stream.StageFactory
 
-	// OnStatus receives each camera's status when it changes. Optional.
-	OnStatus func(status.Status)
-
-	// OnGap receives each gap record: why a camera's recording stopped
-	// or skipped, from when, and, once known, until when (docs/recording.md,
-	// Gaps). It must not block. Optional.
-	OnGap func(status.Gap)
-
-	// StopCause, optional, says why a camera is being stopped
-	// (status.CauseCameraRemoved, status.CauseCameraBlocked); anything
-	// else, or nil, is status.CauseNodeHandover.
-	StopCause func(id string) status.Cause
-
-	// LastRecorded, optional, returns the end of the camera's last stored
-	// segment within a day (zero if none) and whether a gap record follows
-	// it. A camera that starts asks it: a last segment later than the end
-	// stored by a graceful stop (Ends) means its node died.
-	LastRecorded func(ctx context.Context, id string) (end time.Time, gapAfter bool, err error)
-
 	// Metrics, optional.
 	Metrics *metrics.Recorder
 
@@ -124,6 +134,8 @@ type Recorder struct {
 	// segment (kept endsKeep), for a start again here that cannot read
 	// the EndStore.
 	ends map[string]time.Time
+
+	complete *completeness // nil without Config.Coverage
 }
 
 // New returns a Recorder.
@@ -147,13 +159,21 @@ func New(cfg Config) *Recorder {
 	if burst < 1 {
 		burst = 1
 	}
-	return &Recorder{
+	r := &Recorder{
 		cfg:        cfg,
 		limiter:    rate.NewLimiter(rate.Limit(cfg.ConnectRate), burst),
 		handshakes: make(chan struct{}, cfg.ConnectConcurrency),
 		owners:     map[string]*owner{},
 		ends:       map[string]time.Time{},
 	}
+	if cfg.Retention != nil {
+		cfg.Retention.rec.Store(r)
+	}
+	if cfg.Coverage != nil {
+		r.complete = newCompleteness(r, cfg.Coverage)
+		go r.complete.run() // ends at Close
+	}
+	return r
 }
 
 // Record makes the node record cam, held under lease epoch, and returns at
@@ -174,15 +194,17 @@ func (r *Recorder) Record(cam camera.Config, epoch uint64) {
 	o.record(cam, epoch)
 }
 
-// Stop stops recording a camera and returns once its open segment is
-// finished and the end of its last segment stored. It implements
+// Stop stops recording a camera for cause (status.CauseCameraBlocked,
+// status.CauseCameraRemoved; anything else is status.CauseNodeHandover)
+// and returns once its open segment is finished, the end of its last
+// segment stored and a gap record of cause opened. It implements
 // cluster.Owners.
-func (r *Recorder) Stop(id string) {
+func (r *Recorder) Stop(id string, cause status.Cause) {
 	r.mu.Lock()
 	o := r.owners[id]
 	var done <-chan struct{}
 	if o != nil {
-		done = o.stop() // under r.mu: the owner cannot be forgotten meanwhile
+		done = o.stop(cause) // under r.mu: the owner cannot be forgotten meanwhile
 	}
 	r.mu.Unlock()
 	if done != nil {
@@ -242,27 +264,47 @@ func (r *Recorder) Camera(id string) (camera.Config, bool) {
 	return c, c.ID != ""
 }
 
-// Close stops every camera and finishes their open segments.
+// Close stops every camera, as handed over (the node stops), and finishes
+// their open segments.
 func (r *Recorder) Close() {
 	r.mu.Lock()
 	r.closed = true
 	var stops []<-chan struct{}
 	for _, o := range r.owners {
-		stops = append(stops, o.stop())
+		stops = append(stops, o.stop(status.CauseNodeHandover))
 	}
 	r.mu.Unlock()
 	for _, done := range stops {
 		<-done
 	}
+	if r.complete != nil {
+		r.complete.close()
+	}
 }
 
-// SegmentStored marks a camera's recording healthy again; wire it to the
-// spool's OnStored.
-func (r *Recorder) SegmentStored(camera string) { r.setRecordingError(camera, false) }
+// SegmentStored marks a camera's recording healthy again and counts the
+// segment in its completeness; wire it to the spool's OnStored.
+func (r *Recorder) SegmentStored(seg segmenter.Segment) {
+	if r.cfg.Coverage != nil {
+		r.cfg.Coverage.Stored(seg.Camera, seg.StartMs(), seg.End().UnixMilli())
+	}
+	r.setRecordingError(seg.Camera, false)
+}
 
 // SegmentFailed marks a camera's recording as failing; wire it to the
 // spool's OnUploadError.
 func (r *Recorder) SegmentFailed(camera string) { r.setRecordingError(camera, true) }
+
+// SegmentDropped records the gap a segment the spool dropped leaves
+// (upload_failed, or spool_quota for any other reason); wire it to the
+// spool's OnDropped.
+func (r *Recorder) SegmentDropped(seg segmenter.Segment, reason string) {
+	cause := status.CauseSpoolQuota
+	if reason == "upload_failed" {
+		cause = status.CauseUploadFailed
+	}
+	r.emitGap(status.Gap{Camera: seg.Camera, StartMs: seg.StartMs(), EndMs: seg.End().UnixMilli(), Cause: cause, Detail: reason})
+}
 
 func (r *Recorder) setRecordingError(id string, v bool) {
 	r.mu.Lock()

@@ -142,7 +142,7 @@ func TestPipelineStage(t *testing.T) {
 				defer mu.Unlock()
 				return len(log) > 60
 			})
-			rg.rec.Stop("c1")
+			rg.rec.Stop("c1", "") // no cause: a handover
 			testenv.WaitFor(t, 10*time.Second, "the consumer closed", func() bool {
 				mu.Lock()
 				defer mu.Unlock()

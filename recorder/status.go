@@ -6,12 +6,14 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/status"
 )
 
 // ownerStatus is a camera's status on this node, published through
-// Config.OnStatus on every change. The supervisor and pipeline of the
+// Config.Statuses on every change. The supervisor and pipeline of the
 // camera's run and its owner write it.
 type ownerStatus struct {
 	o *owner
@@ -143,9 +145,43 @@ func (s *ownerStatus) snapshot() status.Status {
 	return s.st
 }
 
-func (s *ownerStatus) publish() {
-	if s.o.r.cfg.OnStatus == nil {
+func (s *ownerStatus) publish() { s.o.r.publish(s.snapshot()) }
+
+// Statuses receives cameras' statuses (the bus's outbox in production).
+type Statuses interface {
+	// EnqueueStatus queues s for publication; it must not block.
+	EnqueueStatus(s status.Status) error
+}
+
+// publish hands s, with the camera's completeness, to Config.Statuses.
+// The recorder is the one writer of a camera's status.
+func (r *Recorder) publish(s status.Status) {
+	if r.complete != nil {
+		r.complete.fill(&s)
+	}
+	if r.cfg.Statuses == nil {
 		return
 	}
-	s.o.r.cfg.OnStatus(s.snapshot())
+	if err := r.cfg.Statuses.EnqueueStatus(s); err != nil {
+		if m := r.cfg.Metrics; m != nil {
+			m.StatusPublishFail.Inc()
+		}
+		r.cfg.Log.Debug("status not queued", zap.String("camera", s.Camera), zap.Error(err))
+	}
+}
+
+// unplacedError is the last_error of a camera no node has room for.
+const unplacedError = "no recorder node has room for this camera"
+
+// Unplaced publishes, for each camera of ids, an OFFLINE status saying
+// that no recorder node has room for it; wire it to the cluster's
+// OnUnplaced, which names the cameras that this node would record if it
+// had room (it stops those it records).
+func (r *Recorder) Unplaced(ids []string) {
+	for _, id := range ids {
+		r.publish(status.Status{
+			Camera: id, Code: status.Offline, Text: status.Offline.Text(), Node: r.cfg.NodeID,
+			LastError: unplacedError, Since: time.Now().UTC(),
+		})
+	}
 }

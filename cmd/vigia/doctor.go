@@ -22,6 +22,7 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/recorder"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
@@ -352,8 +353,8 @@ func checkSpool(cfg *config.Config, d doctorDeps) finding {
 		return finding{false, fmt.Sprintf("spool: cannot read the free space of %s: %v", existing, oneLine(err))}
 	}
 	// The spool needs its quota plus each camera's open and newest
-	// finished segment; a derived quota is sized to fit (app.PlanCapacity).
-	plan := app.PlanCapacity(cfg.Recording, runtime.GOMAXPROCS(0), int64(min(free, math.MaxInt64)))
+	// finished segment; a derived quota is sized to fit (recorder.PlanCapacity).
+	plan := recorder.PlanCapacity(cfg.Recording, runtime.GOMAXPROCS(0), int64(min(free, math.MaxInt64)))
 	want, quota := uint64(plan.DiskBytes), uint64(plan.QuotaBytes)
 	if plan.Cameras == 0 {
 		return finding{false, fmt.Sprintf("spool: only %s free for %s, not the outage budget of one camera (recording.spool_max_bytes (%s) plus 2 segments): free space or lower recording.outage_budget", humanBytes(free), dir, humanBytes(quota))}
