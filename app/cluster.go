@@ -95,3 +95,14 @@ func (a *App) WHEPURL(camera string, exp time.Time) string {
 // Mode.Cluster, the bench, tests); c.Trusted says whether it may reach
 // private addresses.
 func (a *App) RecordCamera(c ingest.Camera) error { return a.rec.RecordStatic(c) }
+
+// LeaseHolder returns the node that holds camera id's lease, "" when no
+// node does or the lease cannot be read: what `vigia cameras` shows, read
+// without the subcommand knowing the lease's encoding.
+func LeaseHolder(ctx context.Context, b *bus.Bus, id string) string {
+	raw, _, err := b.KVGet(ctx, bus.BucketAssign, id)
+	if err != nil {
+		return ""
+	}
+	return cluster.LeaseNode(raw)
+}

@@ -23,6 +23,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -266,4 +267,14 @@ func newInstance() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// LeaseNode returns the node a lease record of the "assign" bucket names,
+// "" when the record does not decode.
+func LeaseNode(raw []byte) string {
+	var l Lease
+	if json.Unmarshal(raw, &l) != nil {
+		return ""
+	}
+	return l.Node
 }

@@ -15,9 +15,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/app"
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/camera"
-	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/status"
 )
@@ -133,12 +133,7 @@ func cameraRowOf(ctx context.Context, b *bus.Bus, c camera.Config) cameraRow {
 	} else if err != nil {
 		r.LastError = err.Error()
 	}
-	if raw, _, err := b.KVGet(ctx, bus.BucketAssign, c.ID); err == nil {
-		var l cluster.Lease
-		if json.Unmarshal(raw, &l) == nil {
-			r.Lease = l.Node
-		}
-	}
+	r.Lease = app.LeaseHolder(ctx, b, c.ID)
 	return r
 }
 
