@@ -25,7 +25,8 @@ func TestCamerasCommand(t *testing.T) {
 	if err := b.PublishStatus(ctx, status.Status{Camera: "cam-2", Code: status.Online, Width: 1280, Height: 720, Node: "rec-1", Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.PublishStatus(ctx, status.Status{Camera: "7", Code: status.Permanent, LastError: "401 unauthorized", Since: time.Now()}); err != nil {
+	if err := b.PublishStatus(ctx, status.Status{Camera: "7", Code: status.Permanent, LastError: "401 unauthorized",
+		Reason: status.CauseCameraAuth, ReasonDetail: "bad credentials", Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	lease, _ := json.Marshal(cluster.Lease{Node: "rec-1", TakenAt: time.Now()})
@@ -53,6 +54,9 @@ func TestCamerasCommand(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], `"401 unauthorized"`) {
 		t.Errorf("camera 7 line %q lacks its error", lines[1])
+	}
+	if !strings.Contains(lines[1], "camera_auth (bad credentials)") {
+		t.Errorf("camera 7 line %q lacks its status reason", lines[1])
 	}
 
 	out.Reset()
