@@ -136,6 +136,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	if err = a.listen(); err != nil {
 		return a, err
 	}
+	a.logLocalTrial()
 	if err = a.openStorage(ctx); err != nil {
 		return a, err
 	}
