@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/player"
+	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -141,8 +142,27 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 		TimelineURL:  "/api/camera/" + id + "/player/timeline?" + auth,
 		ThumbsURL:    "/api/camera/" + id + "/player/thumbs?" + auth,
 		AssetsURL:    "/api/player/", Now: s.now(), Query: q,
+		Status: s.playerStatus(r.Context(), a),
 	})
 	return nil
+}
+
+// playerStatus is the camera's status as the player page shows it.
+func (s *Server) playerStatus(ctx context.Context, a playerAuth) player.Status {
+	st := s.cameraStatus(ctx, a.cam, a.client.Blocked)
+	ps := player.Status{Text: st.Text}
+	if st.Code != status.Online {
+		ps.Reason, ps.Detail = string(st.Reason), st.ReasonDetail
+	}
+	return ps
+}
+
+// playerLiveBody is the answer of the player's live URL renewal: the live
+// URL operation's, with the camera's status, which the page shows over
+// the video when it is not ONLINE.
+type playerLiveBody struct {
+	liveBody
+	Status player.Status `json:"status"`
 }
 
 // playerLiveURL is GET /api/camera/{id}/player/live-url: a fresh live URL
@@ -155,7 +175,12 @@ func (s *Server) playerLiveURL(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return s.writeLiveURL(w, r, a.cam, false)
+	lb, err := s.liveAnswer(r.Context(), a.cam, false)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, playerLiveBody{liveBody: lb, Status: s.playerStatus(r.Context(), a)})
+	return nil
 }
 
 // vod is GET /api/camera/{id}/vod.m3u8: the recorded HLS playlist of a
