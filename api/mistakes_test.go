@@ -80,6 +80,15 @@ func TestMillisecondsGivenSeconds(t *testing.T) {
 		wantFieldMsg(t, "video end in seconds", drive(s.UnixMilli(), s.Add(time.Minute).Unix()), "end_at", msgSeconds)
 		wantFieldMsg(t, "video start in seconds", drive(s.Unix(), s.Add(time.Minute).UnixMilli()), "start_at", msgSeconds)
 		drive(s.UnixMilli(), s.Add(time.Minute).UnixMilli()).want(t, 200)
+
+		// The player's highlight ranges.
+		page := "/api/camera/" + c + "/player?token=" + tok
+		r = e.do("GET", page+"&start_ts="+secs+"&end_ts="+strconv.FormatInt(now.Unix(), 10), nil)
+		wantFieldMsg(t, "player start_ts in seconds", r, "start_ts", msgSeconds)
+		wantFieldMsg(t, "player end_ts in seconds", r, "end_ts", msgSeconds)
+		r = e.do("GET", page+"&start_timestamps[]="+ms+"&start_timestamps[]="+secs+"&end_timestamps[]="+ms+"&end_timestamps[]="+ms, nil)
+		wantFieldMsg(t, "player start_timestamps in seconds", r, "start_timestamps[1]", msgSeconds)
+		e.do("GET", page+"&start_ts="+ms+"&end_ts="+strconv.FormatInt(now.UnixMilli(), 10), nil).want(t, 200)
 		// The first millisecond of 2001 is taken.
 		e.clock.Set(time.UnixMilli(minMillis).Add(time.Hour))
 		drive(minMillis, minMillis+1000).want(t, 200)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigia/vigia/api/db"
@@ -120,6 +122,9 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q, err := player.ParseQuery(r.URL.Query())
+	if err := secondsInHighlights(r.URL.Query()); err != nil {
+		return err
+	}
 	if qe, ok := player.AsQueryError(err); ok {
 		errs := fieldErrors{}
 		for _, fe := range qe.Fields {
@@ -145,6 +150,27 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 		Status: s.playerStatus(r.Context(), a),
 	})
 	return nil
+}
+
+// secondsInHighlights answers 422 for a highlight range of the player's
+// query (start_ts, end_ts, start_timestamps[], end_timestamps[]: Unix
+// milliseconds) given in seconds, which would highlight January 1970.
+func secondsInHighlights(q url.Values) error {
+	errs := fieldErrors{}
+	for _, k := range []string{"start_ts", "end_ts", "start_timestamps[]", "end_timestamps[]"} {
+		for i, v := range q[k] {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 0 || n >= minMillis {
+				continue // ParseQuery names what does not parse
+			}
+			name := k
+			if strings.HasSuffix(k, "[]") {
+				name = strings.TrimSuffix(k, "[]") + "[" + strconv.Itoa(i) + "]"
+			}
+			errs.add(name, msgSeconds)
+		}
+	}
+	return errs.err()
 }
 
 // playerStatus is the camera's status as the player page shows it.
