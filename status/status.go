@@ -35,14 +35,19 @@ func (c Code) Text() string {
 
 // Status is the last known status of one camera.
 type Status struct {
-	Camera          string `json:"camera"`
-	Code            Code   `json:"code"`
-	Text            string `json:"text"`
-	Width           int    `json:"width,omitempty"`
-	Height          int    `json:"height,omitempty"`
-	ResolutionError bool   `json:"resolution_error"`
-	RecordingError  bool   `json:"recording_error"`
-	LastError       string `json:"last_error,omitempty"`
+	Camera          string    `json:"camera"`
+	Code            Code      `json:"code"`
+	Text            string    `json:"text"`
+	Width           int       `json:"width,omitempty"`
+	Height          int       `json:"height,omitempty"`
+	ResolutionError bool      `json:"resolution_error"`
+	RecordingError  bool      `json:"recording_error"`
+	LastError       string    `json:"last_error,omitempty"`
+	Node            string    `json:"node,omitempty"`
+	Since           time.Time `json:"since"`
+	// Recorded is the share of the camera's recent wall-clock time that
+	// stored segments cover; nil while the node has not worked it out.
+	Recorded *Completeness `json:"recorded,omitempty"`
 	// Reason says why the status is not ONLINE, in the words of the gap
 	// causes (camera_auth, stream_unsupported, camera_offline, ...);
 	// empty while ONLINE and before anything failed.
@@ -50,12 +55,7 @@ type Status struct {
 	// ReasonDetail is the fixed text of the reason ("bad credentials",
 	// "unknown stream"), as a gap's Detail; never an error text of the
 	// camera.
-	ReasonDetail string    `json:"reason_detail,omitempty"`
-	Node         string    `json:"node,omitempty"`
-	Since        time.Time `json:"since"`
-	// Recorded is the share of the camera's recent wall-clock time that
-	// stored segments cover; nil while the node has not worked it out.
-	Recorded *Completeness `json:"recorded,omitempty"`
+	ReasonDetail string `json:"reason_detail,omitempty"`
 }
 
 // Completeness is the share of wall-clock time covered by stored segments,
