@@ -84,9 +84,15 @@ func (s *Server) authenticate(ctx context.Context, token string) (principal, err
 	return principal{user: u, client: c}, nil
 }
 
-// caller authenticates the request's token.
+// caller authenticates the request's token. A token the request holds
+// where none is read (an Authorization header without "Bearer ") is
+// answered with where it goes.
 func (s *Server) caller(r *http.Request, in map[string]any) (principal, error) {
-	return s.authenticate(r.Context(), tokenOf(r, in))
+	tok := tokenOf(r, in)
+	if tok == "" && strings.TrimSpace(r.Header.Get("Authorization")) != "" {
+		return principal{}, errTokenPlace
+	}
+	return s.authenticate(r.Context(), tok)
 }
 
 // operatorOnly authenticates the request and requires the operator.

@@ -190,7 +190,8 @@ func (s *Server) checkAddress(ctx context.Context, f *fields, k, raw string) {
 	}
 	for _, a := range addrs {
 		if !camera.AddressAllowed(a, s.cfg.AllowPrivateNetworks) {
-			f.errs.add(k, "points at a loopback, private or link-local address, which this service does not reach")
+			f.errs.add(k, "points at a loopback, private or link-local address, which this service does not reach"+
+				" (ingest.allow_private_networks allows them, for a trial on one machine)")
 			return
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/status"
 )
 
 // camerasPerPage is the page size of the camera listing.
@@ -33,6 +34,11 @@ type cameraRecord struct {
 	LastRecievedWidth  int     `json:"last_recieved_width"`
 	LastRecievedHeight int     `json:"last_recieved_height"`
 	ResolutionError    bool    `json:"resolution_error"`
+	// StatusReason and StatusDetail say why the status is not ONLINE (a
+	// gap cause and its fixed text); absent while ONLINE or when no
+	// reason is known. Not fields of the spec.
+	StatusReason string `json:"status_reason,omitempty"`
+	StatusDetail string `json:"status_detail,omitempty"`
 }
 
 // cameraList is the body of GET /api/v4/cameras.
@@ -59,6 +65,9 @@ func (s *Server) cameraView(ctx context.Context, p principal, c db.Camera, cl db
 		RecordingError: st.RecordingError, LastRecievedWidth: st.Width, LastRecievedHeight: st.Height,
 		ResolutionError: st.ResolutionError, Plan: s.plan(c),
 		ThumbURL: s.signed(ctx, s.latestThumb(ctx, id)),
+	}
+	if st.Code != status.Online {
+		rec.StatusReason, rec.StatusDetail = string(st.Reason), st.ReasonDetail
 	}
 	text := st.Text
 	if single {

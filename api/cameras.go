@@ -163,7 +163,7 @@ func (s *Server) rtmpURL(id int64) string {
 // is blocked, else the last one in the status bucket, else OFFLINE.
 func (s *Server) cameraStatus(ctx context.Context, c db.Camera, clientBlocked bool) status.Status {
 	if clientBlocked {
-		return status.Status{Code: status.Blocked, Text: status.Blocked.Text()}
+		return status.Status{Code: status.Blocked, Text: status.Blocked.Text(), Reason: status.CauseCameraBlocked}
 	}
 	st, ok, err := s.cfg.Status.GetStatus(ctx, camID(c.ID))
 	if err != nil || !ok {

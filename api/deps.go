@@ -73,6 +73,8 @@ type JobState struct {
 	// Key is the storage key of the video when Status is 1 ("" means
 	// storage.VideoKey of the job id).
 	Key string
+	// Reason says why the job failed when Status is 2.
+	Reason string
 }
 
 // Exporter runs downloadable video jobs.

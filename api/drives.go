@@ -58,6 +58,9 @@ type videoListed struct {
 	Status      int    `json:"status"`
 	LastThumb   string `json:"last_thumb"`
 	VideoThumb  string `json:"video_thumb"`
+	// Error says why a video of status 2 failed; absent otherwise. Not a
+	// field of the spec.
+	Error string `json:"error,omitempty"`
 }
 
 // videoListBody is the listing response.
@@ -82,12 +85,18 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 	f := newFields(in, errs)
 	camID64, _ := f.integer("camera_id", true)
 	start, okS := f.integer("start_at", true)
-	end, okE := f.integer("end_at", true)
+	end, okE := f.millis("end_at", true)
 	desc := f.str("description", true, maxText)
+	switch {
+	case !okS:
+	case start < 0:
+		errs.add("start_at", "must be Unix milliseconds")
+	case start < minMillis:
+		errs.add("start_at", msgSeconds)
+	}
 	if okS && okE {
 		switch {
 		case start < 0:
-			errs.add("start_at", "must be Unix milliseconds")
 		case end <= start:
 			errs.add("end_at", "must be after start_at")
 		case end-start > s.cfg.MaxVideoDuration.Milliseconds(): // in ms: a Duration of the span may overflow
@@ -116,7 +125,7 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 	job := Job{ID: strconv.FormatInt(v.ID, 10), Camera: camID(cam.ID), StartMs: start, EndMs: end, Description: desc}
 	if err := s.cfg.Exporter.Submit(r.Context(), job); err != nil {
 		s.log.Warn("export job not submitted", zap.Int64("video", v.ID), zap.Error(err))
-		_ = s.cfg.DB.SetVideoStatus(r.Context(), v.ID, db.VideoFailed, now)
+		_ = s.cfg.DB.SetVideoFailed(r.Context(), v.ID, "not queued: "+err.Error(), now)
 		return err
 	}
 	id := camID(cam.ID)
@@ -156,7 +165,16 @@ func (s *Server) refreshVideo(ctx context.Context, v *db.Video) string {
 	if st.Key != "" {
 		key = st.Key
 	}
-	if st.Status != v.Status {
+	switch {
+	case st.Status == db.VideoFailed:
+		reason := st.Reason
+		if reason == "" {
+			reason = "the video could not be made"
+		}
+		if err := s.cfg.DB.SetVideoFailed(ctx, v.ID, reason, s.now()); err == nil {
+			v.Status, v.Error = db.VideoFailed, reason
+		}
+	case st.Status != v.Status:
 		if err := s.cfg.DB.SetVideoStatus(ctx, v.ID, st.Status, s.now()); err == nil {
 			v.Status = st.Status
 		}
@@ -208,6 +226,12 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 			VideoThumb: s.signed(r.Context(), s.thumbAt(r.Context(), id, time.UnixMilli(v.StartMs)))}
 		if v.Status == db.VideoReady {
 			rec.URL = s.signed(r.Context(), key)
+		}
+		if v.Status == db.VideoFailed {
+			rec.Error = v.Error
+			if rec.Error == "" {
+				rec.Error = "the video could not be made"
+			}
 		}
 		out.Data = append(out.Data, rec)
 	}

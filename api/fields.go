@@ -141,6 +141,32 @@ func (f *fields) integer(k string, required bool) (n int64, ok bool) {
 	return n, true
 }
 
+// minMillis is 2001-01-01T00:00:00Z in Unix milliseconds. A millisecond
+// field below it (and not negative) was given in seconds: 1741620600 is
+// March 2025 in seconds and January 1970 in milliseconds.
+const minMillis = 978307200000
+
+// msgSeconds answers a millisecond field given seconds.
+const msgSeconds = "looks like seconds; this field takes Unix milliseconds"
+
+// millis returns k as Unix milliseconds: an integer from 2001 on. A
+// negative value, or one before 2001 (seconds, most likely), is recorded
+// as an error of k and ok is false.
+func (f *fields) millis(k string, required bool) (n int64, ok bool) {
+	n, ok = f.integer(k, required)
+	switch {
+	case !ok:
+		return 0, false
+	case n < 0:
+		f.errs.add(f.name(k), "must be Unix milliseconds")
+		return 0, false
+	case n < minMillis:
+		f.errs.add(f.name(k), msgSeconds)
+		return 0, false
+	}
+	return n, true
+}
+
 // oneOf returns k as an integer that must be one of allowed.
 func (f *fields) oneOf(k string, required bool, allowed []int) (int, bool) {
 	n, ok := f.integer(k, required)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/vigia/vigia/api/db"
@@ -28,18 +29,25 @@ func (s *Server) liveURL(w http.ResponseWriter, r *http.Request) error {
 
 // writeLiveURL answers the live URL of camera c, valid LiveURLExpiry.
 func (s *Server) writeLiveURL(w http.ResponseWriter, r *http.Request, c db.Camera, hls bool) error {
-	if s.cfg.Live == nil {
-		writeJSON(w, http.StatusOK, liveBody{Code: 1, Msg: "live video is not available on this service"})
-		return nil
-	}
-	live, _, err := s.cfg.Live.LiveURLs(r.Context(), camID(c.ID), hls, s.now().Add(s.cfg.LiveURLExpiry))
+	b, err := s.liveAnswer(r.Context(), c, hls)
 	if err != nil {
 		return err
 	}
-	if live == "" {
-		writeJSON(w, http.StatusOK, liveBody{Code: 1, Msg: "the camera is not being recorded right now"})
-		return nil
-	}
-	writeJSON(w, http.StatusOK, liveBody{Code: 0, Msg: "", Data: live})
+	writeJSON(w, http.StatusOK, b)
 	return nil
+}
+
+// liveAnswer is the body of the live URL operation for camera c.
+func (s *Server) liveAnswer(ctx context.Context, c db.Camera, hls bool) (liveBody, error) {
+	if s.cfg.Live == nil {
+		return liveBody{Code: 1, Msg: "live video is not available on this service"}, nil
+	}
+	live, _, err := s.cfg.Live.LiveURLs(ctx, camID(c.ID), hls, s.now().Add(s.cfg.LiveURLExpiry))
+	if err != nil {
+		return liveBody{}, err
+	}
+	if live == "" {
+		return liveBody{Code: 1, Msg: "the camera is not being recorded right now"}, nil
+	}
+	return liveBody{Code: 0, Msg: "", Data: live}, nil
 }

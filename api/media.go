@@ -84,10 +84,7 @@ func (s *Server) recordings(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	errs := fieldErrors{}
-	ts, ok := newFields(in, errs).integer("timeStamp", true)
-	if ok && ts < 0 {
-		errs.add("timeStamp", "must be Unix milliseconds")
-	}
+	ts, _ := newFields(in, errs).millis("timeStamp", true)
 	if err := errs.err(); err != nil {
 		return err
 	}

@@ -6,10 +6,13 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/player"
+	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -119,6 +122,9 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q, err := player.ParseQuery(r.URL.Query())
+	if err := secondsInHighlights(r.URL.Query()); err != nil {
+		return err
+	}
 	if qe, ok := player.AsQueryError(err); ok {
 		errs := fieldErrors{}
 		for _, fe := range qe.Fields {
@@ -141,8 +147,48 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 		TimelineURL:  "/api/camera/" + id + "/player/timeline?" + auth,
 		ThumbsURL:    "/api/camera/" + id + "/player/thumbs?" + auth,
 		AssetsURL:    "/api/player/", Now: s.now(), Query: q,
+		Status: s.playerStatus(r.Context(), a),
 	})
 	return nil
+}
+
+// secondsInHighlights answers 422 for a highlight range of the player's
+// query (start_ts, end_ts, start_timestamps[], end_timestamps[]: Unix
+// milliseconds) given in seconds, which would highlight January 1970.
+func secondsInHighlights(q url.Values) error {
+	errs := fieldErrors{}
+	for _, k := range []string{"start_ts", "end_ts", "start_timestamps[]", "end_timestamps[]"} {
+		for i, v := range q[k] {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 0 || n >= minMillis {
+				continue // ParseQuery names what does not parse
+			}
+			name := k
+			if strings.HasSuffix(k, "[]") {
+				name = strings.TrimSuffix(k, "[]") + "[" + strconv.Itoa(i) + "]"
+			}
+			errs.add(name, msgSeconds)
+		}
+	}
+	return errs.err()
+}
+
+// playerStatus is the camera's status as the player page shows it.
+func (s *Server) playerStatus(ctx context.Context, a playerAuth) player.Status {
+	st := s.cameraStatus(ctx, a.cam, a.client.Blocked)
+	ps := player.Status{Text: st.Text}
+	if st.Code != status.Online {
+		ps.Reason, ps.Detail = string(st.Reason), st.ReasonDetail
+	}
+	return ps
+}
+
+// playerLiveBody is the answer of the player's live URL renewal: the live
+// URL operation's, with the camera's status, which the page shows over
+// the video when it is not ONLINE.
+type playerLiveBody struct {
+	liveBody
+	Status player.Status `json:"status"`
 }
 
 // playerLiveURL is GET /api/camera/{id}/player/live-url: a fresh live URL
@@ -155,7 +201,12 @@ func (s *Server) playerLiveURL(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return s.writeLiveURL(w, r, a.cam, false)
+	lb, err := s.liveAnswer(r.Context(), a.cam, false)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, playerLiveBody{liveBody: lb, Status: s.playerStatus(r.Context(), a)})
+	return nil
 }
 
 // vod is GET /api/camera/{id}/vod.m3u8: the recorded HLS playlist of a

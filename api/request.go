@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,21 +49,8 @@ func (s *Server) readInput(w http.ResponseWriter, r *http.Request) (map[string]a
 		if ct == "" && !json.Valid(data) {
 			return nil, fail(http.StatusBadRequest, "request body is not JSON; send application/json or a form")
 		}
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.UseNumber()
-		var body any
-		if err := dec.Decode(&body); err != nil {
-			return nil, fail(http.StatusBadRequest, "malformed JSON body: "+err.Error())
-		}
-		if dec.More() {
-			return nil, fail(http.StatusBadRequest, "malformed JSON body: more than one value")
-		}
-		obj, ok := body.(map[string]any)
-		if !ok {
-			return nil, fail(http.StatusBadRequest, "JSON body must be an object")
-		}
-		for k, v := range obj {
-			in[k] = v
+		if err := readJSONObject(data, in); err != nil {
+			return nil, err
 		}
 	case "application/x-www-form-urlencoded", "multipart/form-data":
 		var form url.Values
@@ -75,6 +63,15 @@ func (s *Server) readInput(w http.ResponseWriter, r *http.Request) (map[string]a
 			data, err := io.ReadAll(r.Body)
 			if err != nil {
 				return nil, bodyError(err)
+			}
+			if looksLikeJSONObject(data) {
+				// curl -d sends JSON as a form unless told otherwise;
+				// read as a form it would be one nameless field.
+				if err := readJSONObject(data, in); err != nil {
+					return nil, fail(http.StatusBadRequest, "the body looks like JSON sent as "+ct+
+						" (send Content-Type: application/json): "+err.Error())
+				}
+				return in, nil
 			}
 			if form, err = url.ParseQuery(string(data)); err != nil {
 				return nil, fail(http.StatusBadRequest, "malformed form body")
@@ -99,6 +96,36 @@ func (s *Server) readInput(w http.ResponseWriter, r *http.Request) (map[string]a
 		return nil, fail(http.StatusUnsupportedMediaType, "unsupported content type "+ct+"; send application/json or a form")
 	}
 	return in, nil
+}
+
+// readJSONObject decodes data, which must be one JSON object, into in
+// (numbers as json.Number). Anything else is 400.
+func readJSONObject(data []byte, in map[string]any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var body any
+	if err := dec.Decode(&body); err != nil {
+		return fail(http.StatusBadRequest, "malformed JSON body: "+err.Error())
+	}
+	if dec.More() {
+		return fail(http.StatusBadRequest, "malformed JSON body: more than one value")
+	}
+	obj, ok := body.(map[string]any)
+	if !ok {
+		return fail(http.StatusBadRequest, "JSON body must be an object")
+	}
+	for k, v := range obj {
+		in[k] = v
+	}
+	return nil
+}
+
+// looksLikeJSONObject reports whether a body declared a form is a JSON
+// object: it starts with "{" and ends with "}" (surrounding white space
+// aside). No form a client means starts so: "{" would be a field name.
+func looksLikeJSONObject(data []byte) bool {
+	t := bytes.TrimSpace(data)
+	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}'
 }
 
 // bodyError answers a body that could not be read: 413 over the limit, 408

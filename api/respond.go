@@ -36,7 +36,8 @@ func fail(status int, msg string) *apiError { return &apiError{status: status, m
 
 // Common refusals.
 var (
-	errNoToken      = fail(http.StatusUnauthorized, "missing token")
+	errNoToken      = fail(http.StatusUnauthorized, "missing token: send it as 'Authorization: Bearer <token>' or ?token=")
+	errTokenPlace   = fail(http.StatusUnauthorized, "token must be sent as 'Authorization: Bearer <token>' or ?token=")
 	errBadToken     = fail(http.StatusUnauthorized, "invalid token")
 	errBlocked      = fail(http.StatusForbidden, "access blocked")
 	errNotOperator  = fail(http.StatusForbidden, "this operation needs an operator token")

@@ -254,7 +254,7 @@ func (e apiExporter) State(ctx context.Context, id string) (api.JobState, error)
 	if err != nil {
 		return api.JobState{}, err
 	}
-	return api.JobState{Status: st.Status, Key: st.Key}, nil
+	return api.JobState{Status: st.Status, Key: st.Key, Reason: st.Reason}, nil
 }
 
 // apiSnapshotAt decodes the recorded frame at a time, on this node, from

@@ -144,8 +144,14 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	if err = a.listen(); err != nil {
 		return a, err
 	}
+	a.logLocalTrial()
 	if err = a.openStorage(ctx); err != nil {
 		return a, err
+	}
+	if cfg.NATS.URL == "" {
+		if err = checkTCP("nats.listen", cfg.NATS.Listen); err != nil {
+			return a, err
+		}
 	}
 	if a.bus, err = bus.Open(ctx, bus.Options{
 		URL: cfg.NATS.URL, Token: cfg.NATS.Token, Listen: cfg.NATS.Listen,
@@ -229,7 +235,7 @@ func (a *App) Recorder() *recorder.Recorder { return a.rec }
 func (a *App) listen() error {
 	l, err := net.Listen("tcp", a.cfg.HTTP.Addr)
 	if err != nil {
-		return fmt.Errorf("http.addr: %w", err)
+		return &ListenError{Key: "http.addr", Value: a.cfg.HTTP.Addr, Err: err}
 	}
 	a.listener = l
 	if pu := a.cfg.HTTP.PublicURL; pu == "" || strings.HasSuffix(pu, ":0") {

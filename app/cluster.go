@@ -42,7 +42,7 @@ func (a *App) startCluster(ctx context.Context) error {
 		// Push cameras come to whichever node their publisher reaches, so
 		// a cluster node listens for them from the start.
 		if err := a.rtmp.Listen(); err != nil {
-			a.log.Warn("rtmp push server not listening", zap.Error(err))
+			return &ListenError{Key: "rtmp.addr", Value: a.cfg.RTMP.Addr, Err: err}
 		}
 	}
 	return a.node.Start(ctx)

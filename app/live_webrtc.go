@@ -14,6 +14,16 @@ func (a *App) startWebRTC() error {
 	if !c.Enabled || a.live == nil {
 		return nil
 	}
+	if c.UDPMux != "" {
+		if err := checkUDP("webrtc.udp_mux", c.UDPMux); err != nil {
+			return err
+		}
+	}
+	if c.TCPMux != "" {
+		if err := checkTCP("webrtc.tcp_mux", c.TCPMux); err != nil {
+			return err
+		}
+	}
 	var servers []live.ICEServer
 	for _, u := range config.SplitList(c.ICEServers) {
 		servers = append(servers, live.ICEServer{URLs: []string{u}, Username: c.TURNUsername, Credential: c.TURNPassword})

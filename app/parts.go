@@ -53,8 +53,8 @@ func (a *App) startSynth() error {
 		}
 		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("synth-%d", i), Codec: codec, Audio: true})
 	}
-	srv := synth.NewServer(synth.Config{Addr: "127.0.0.1:0", Cameras: specs, Log: a.log.With(zap.String("component", "synth"))})
-	if err := srv.Start(); err != nil {
+	srv, err := a.startSynthServer(synth.Config{Cameras: specs, Log: a.log.With(zap.String("component", "synth"))})
+	if err != nil {
 		return fmt.Errorf("synthetic cameras: %w", err)
 	}
 	a.synth = srv

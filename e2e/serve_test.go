@@ -25,7 +25,7 @@ func TestServe(t *testing.T) {
 	dir := t.TempDir()
 	port := testenv.FreePort(t)
 	cmd := exec.Command(bin, "serve", "--data_dir", filepath.Join(dir, "data"), "--http.addr", fmt.Sprintf("127.0.0.1:%d", port),
-		"--nats.listen", "127.0.0.1:0", "--synth.cameras", "2", "--recording.segment_duration", "2s")
+		"--nats.listen", "127.0.0.1:0", "--rtmp.addr", "127.0.0.1:0", "--synth.cameras", "2", "--recording.segment_duration", "2s")
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -51,6 +51,11 @@ type Params struct {
 	// "/api/player/".
 	AssetsURL string
 
+	// Status is the camera's status when the page is made; one other than
+	// ONLINE is shown over the video with its reason. LiveRenewURL's
+	// answers may carry a newer one ("status").
+	Status Status
+
 	// Now is the server's time, for the timeline. It defaults to time.Now().
 	Now time.Time
 
@@ -72,6 +77,18 @@ var playerCSS string
 
 //go:embed web/timeline.js
 var timelineJS string
+
+// Status is a camera's status as the page shows it.
+type Status struct {
+	// Text is the status text (ONLINE, OFFLINE, ERRO PERMANENTE, ...);
+	// empty when not known.
+	Text string `json:"text"`
+	// Reason is why the status is not ONLINE, a gap cause (camera_auth,
+	// stream_unsupported, camera_offline, camera_blocked); may be empty.
+	Reason string `json:"reason,omitempty"`
+	// Detail is the reason's fixed text ("bad credentials").
+	Detail string `json:"detail,omitempty"`
+}
 
 // pageTmpl is parsed once; templates are safe for concurrent use.
 var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
@@ -95,6 +112,10 @@ type pageConfig struct {
 	Ranges    []Range   `json:"ranges"`
 	NowMs     int64     `json:"nowMs"`
 	HasBundle bool      `json:"hasBundle"`
+	Status    Status    `json:"status"`
+	// FitWindow: the window was not asked for (no timeline_interval), so
+	// the live page narrows it to what the camera has recorded.
+	FitWindow bool `json:"fitWindow"`
 }
 
 // pageData is the template's input.
@@ -141,7 +162,7 @@ func Page(w http.ResponseWriter, r *http.Request, p Params) {
 		Timeline: p.TimelineURL, Thumbs: p.ThumbsURL,
 		Live: q.TS == 0, WindowMs: q.Window.Milliseconds(), Speed: q.Speed, Speeds: Speeds(),
 		Controls: q.Controls, Footer: q.Footer, Ranges: q.Ranges, NowMs: now.UnixMilli(),
-		HasBundle: HasBundle(),
+		HasBundle: HasBundle(), Status: p.Status, FitWindow: !r.URL.Query().Has("timeline_interval"),
 	}
 	if cfg.Ranges == nil {
 		cfg.Ranges = []Range{}

@@ -44,8 +44,9 @@ func (s *ownerStatus) setCode(code status.Code, err error) {
 	s.st.Since = time.Now().UTC()
 	if err != nil {
 		s.st.LastError = s.redact(err)
+		s.st.Reason, s.st.ReasonDetail = causeOf(code, err)
 	} else if code == status.Online {
-		s.st.LastError = ""
+		s.st.LastError, s.st.Reason, s.st.ReasonDetail = "", "", ""
 	}
 	s.mu.Unlock()
 	if prev == status.Online && code != status.Online {

@@ -48,6 +48,14 @@ type Status struct {
 	// Recorded is the share of the camera's recent wall-clock time that
 	// stored segments cover; nil while the node has not worked it out.
 	Recorded *Completeness `json:"recorded,omitempty"`
+	// Reason says why the status is not ONLINE, in the words of the gap
+	// causes (camera_auth, stream_unsupported, camera_offline, ...);
+	// empty while ONLINE and before anything failed.
+	Reason Cause `json:"reason,omitempty"`
+	// ReasonDetail is the fixed text of the reason ("bad credentials",
+	// "unknown stream"), as a gap's Detail; never an error text of the
+	// camera.
+	ReasonDetail string `json:"reason_detail,omitempty"`
 }
 
 // Completeness is the share of wall-clock time covered by stored segments,

@@ -103,6 +103,8 @@ var migrations = []string{
 	// digests signed over them change.
 	`ALTER TABLE clients ADD COLUMN access_gen BIGINT NOT NULL DEFAULT 0;
 	ALTER TABLE users ADD COLUMN access_gen BIGINT NOT NULL DEFAULT 0;`,
+	// 3: why a downloadable video failed.
+	`ALTER TABLE videos ADD COLUMN error TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate creates the version table and applies the migrations not yet

@@ -16,25 +16,27 @@ const (
 
 // Video is a row of videos (downloadable videos).
 type Video struct {
-	ID           int64
-	CameraID     int64
-	ClientID     int64
-	Description  string
-	StartMs      int64
-	EndMs        int64
-	Status       int
+	ID          int64
+	CameraID    int64
+	ClientID    int64
+	Description string
+	StartMs     int64
+	EndMs       int64
+	Status      int
+	// Error says why a failed video (VideoFailed) failed; "" otherwise.
+	Error        string
 	CreateUserID int64
 	UpdateUserID int64
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
 
-const videoCols = `id, camera_id, client_id, description, start_ms, end_ms, status, create_user_id, update_user_id, created_at, updated_at`
+const videoCols = `id, camera_id, client_id, description, start_ms, end_ms, status, error, create_user_id, update_user_id, created_at, updated_at`
 
 func scanVideo(sc interface{ Scan(...any) error }) (Video, error) {
 	var v Video
 	var ca, ua int64
-	err := sc.Scan(&v.ID, &v.CameraID, &v.ClientID, &v.Description, &v.StartMs, &v.EndMs, &v.Status, &v.CreateUserID, &v.UpdateUserID, &ca, &ua)
+	err := sc.Scan(&v.ID, &v.CameraID, &v.ClientID, &v.Description, &v.StartMs, &v.EndMs, &v.Status, &v.Error, &v.CreateUserID, &v.UpdateUserID, &ca, &ua)
 	v.CreatedAt, v.UpdatedAt = time.UnixMilli(ca), time.UnixMilli(ua)
 	return v, classify(err)
 }
@@ -99,6 +101,12 @@ func (d *DB) Videos(ctx context.Context, clientID int64, ids []int64, limit int)
 // SetVideoStatus records the status of video id.
 func (d *DB) SetVideoStatus(ctx context.Context, id int64, status int, at time.Time) error {
 	_, err := d.exec(ctx, `UPDATE videos SET status = ?, updated_at = ? WHERE id = ?`, status, at.UnixMilli(), id)
+	return err
+}
+
+// SetVideoFailed records that video id failed, and why.
+func (d *DB) SetVideoFailed(ctx context.Context, id int64, reason string, at time.Time) error {
+	_, err := d.exec(ctx, `UPDATE videos SET status = ?, error = ?, updated_at = ? WHERE id = ?`, VideoFailed, reason, at.UnixMilli(), id)
 	return err
 }
 

@@ -27,6 +27,8 @@ type cameraRow struct {
 	ID             string `json:"id"`
 	Code           int    `json:"code"`
 	Status         string `json:"status"`
+	Reason         string `json:"reason,omitempty"`
+	ReasonDetail   string `json:"reason_detail,omitempty"`
 	Node           string `json:"node,omitempty"`
 	Lease          string `json:"lease,omitempty"`
 	Width          int    `json:"width,omitempty"`
@@ -127,6 +129,9 @@ func cameraRowOf(ctx context.Context, b *bus.Bus, c camera.Config) cameraRow {
 		}
 		r.Width, r.Height = s.Width, s.Height
 		r.RecordingError, r.ResolutionErr, r.LastError = s.RecordingError, s.ResolutionError, s.LastError
+		if s.Code != status.Online {
+			r.Reason, r.ReasonDetail = string(s.Reason), s.ReasonDetail
+		}
 		if !s.Since.IsZero() {
 			r.Since = s.Since.UTC().Format(time.RFC3339)
 		}
@@ -158,7 +163,7 @@ func idLess(a, b string) bool {
 // writeCameraTable prints rows as aligned columns and a summary by status.
 func writeCameraTable(w io.Writer, rows []cameraRow) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CAMERA\tSTATUS\tNODE\tSIZE\tSINCE\tERRORS")
+	fmt.Fprintln(tw, "CAMERA\tSTATUS\tREASON\tNODE\tSIZE\tSINCE\tERRORS")
 	count := map[string]int{}
 	for _, r := range rows {
 		node := r.Lease
@@ -172,6 +177,13 @@ func writeCameraTable(w io.Writer, rows []cameraRow) {
 		since := r.Since
 		if since == "" {
 			since = "-"
+		}
+		reason := "-"
+		if r.Reason != "" {
+			reason = r.Reason
+			if r.ReasonDetail != "" {
+				reason += " (" + r.ReasonDetail + ")"
+			}
 		}
 		var errs []string
 		if r.Blocked {
@@ -190,7 +202,7 @@ func writeCameraTable(w io.Writer, rows []cameraRow) {
 		if e == "" {
 			e = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, node, size, since, e)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, reason, node, size, since, e)
 		count[r.Status]++
 	}
 	_ = tw.Flush()

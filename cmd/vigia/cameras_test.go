@@ -25,7 +25,8 @@ func TestCamerasCommand(t *testing.T) {
 	o := bus.NewOutbox(b, 0, nil)
 	for _, s := range []status.Status{
 		{Camera: "cam-2", Code: status.Online, Width: 1280, Height: 720, Node: "rec-1", Since: time.Now()},
-		{Camera: "7", Code: status.Permanent, LastError: "401 unauthorized", Since: time.Now()},
+		{Camera: "7", Code: status.Permanent, LastError: "401 unauthorized",
+			Reason: status.CauseCameraAuth, ReasonDetail: "bad credentials", Since: time.Now()},
 	} {
 		if err := o.EnqueueStatus(s); err != nil {
 			t.Fatal(err)
@@ -60,6 +61,9 @@ func TestCamerasCommand(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], `"401 unauthorized"`) {
 		t.Errorf("camera 7 line %q lacks its error", lines[1])
+	}
+	if !strings.Contains(lines[1], "camera_auth (bad credentials)") {
+		t.Errorf("camera 7 line %q lacks its status reason", lines[1])
 	}
 
 	out.Reset()

@@ -3,7 +3,8 @@
 // recorded playback (hls.js on a VOD playlist around the playing time), the
 // timeline of web/timeline.js (window.VigiaTimeline: recorded spans, gaps
 // by cause, events, highlight ranges, thumbnails while scrubbing), a click
-// on it to seek, and its window moved or zoomed from 10 minutes to 7 days.
+// on it to seek, and its window moved or zoomed from 10 minutes to 7 days;
+// a camera status other than ONLINE is shown over the video with its reason.
 // Configuration comes from the JSON block #vigia-config; nothing here
 // writes HTML from data (textContent and style properties only).
 (function () {
@@ -28,6 +29,38 @@
     playFrom: 0, playTo: 0, // the range of the playlist loaded
     gen: 0,
   };
+
+  // ---- camera status ----
+  // A status other than ONLINE is shown over the video with its reason
+  // (the words of the gap causes), from the page's config and then from
+  // each live URL renewal, which comes every 10 s while it lasts.
+  var REASONS = {
+    camera_auth: 'The camera refused the user name or password.',
+    stream_unsupported: 'The camera\u2019s stream cannot be recorded (path, codec or address).',
+    camera_offline: 'The camera does not answer.',
+    camera_blocked: 'Access to this camera is blocked.',
+  };
+  var camStatus = null;
+
+  function notOnline() { return !!(camStatus && camStatus.text && camStatus.text !== 'ONLINE'); }
+
+  function showStatus(s) {
+    camStatus = s || null;
+    var el = $('status');
+    if (!notOnline()) {
+      el.hidden = true;
+      delete body.dataset.status;
+      delete body.dataset.statusReason;
+      return;
+    }
+    var why = REASONS[camStatus.reason] || '';
+    if (camStatus.detail) { why += (why ? ' ' : '') + '(' + camStatus.detail + ')'; }
+    $('status-text').textContent = camStatus.text;
+    $('status-reason').textContent = why;
+    body.dataset.status = camStatus.text;
+    body.dataset.statusReason = camStatus.reason || '';
+    el.hidden = false;
+  }
 
   function now() { return Date.now() + skew; }
   function setState(s) { body.dataset.state = s; }
@@ -96,6 +129,30 @@
   function loadTimeline() {
     drawTimeline();
     return tl.load();
+  }
+
+  // fitWindow narrows the live window when the page opened with the
+  // default one (no timeline_interval) and the camera's recordings in it
+  // began recently: to the shortest zoom window that holds them from
+  // their first start to now with a tenth to spare, so a new camera's
+  // first minutes are not a sliver of 24 hours. It acts once, on the first
+  // load that has recordings, and not after the viewer zoomed.
+  var fitPending = !!(cfg.live && cfg.fitWindow);
+  function fitWindow() {
+    var d = tl.data();
+    if (!fitPending || st.mode !== 'live' || !d || !d.recorded || !d.recorded.length) { return; }
+    fitPending = false;
+    var first = Math.min.apply(null, d.recorded.map(function (r) { return r.start_ms; }));
+    var span = now() - first;
+    for (var i = 0; i < WINDOWS.length && WINDOWS[i] < W; i++) {
+      if (span <= WINDOWS[i] * 0.9) {
+        W = WINDOWS[i];
+        body.dataset.fitWindow = String(W);
+        setWindowAround(now());
+        loadTimeline();
+        return;
+      }
+    }
   }
 
   // ---- position mapping ----
@@ -177,6 +234,7 @@
     renewTimer = null;
     if (!cfg.liveRenewUrl) { return; }
     var ms = cfg.liveUrl ? (liveExpMs(cfg.liveUrl) - now()) / 2 : 30000;
+    if (notOnline()) { ms = Math.min(ms, 10000); }
     renewTimer = setTimeout(renewLive, Math.max(1000, ms));
   }
 
@@ -185,13 +243,14 @@
   function retryRenew() {
     clearTimeout(renewTimer);
     renewRetry = Math.min(renewRetry ? renewRetry * 2 : 5000, 60000);
-    renewTimer = setTimeout(renewLive, renewRetry);
+    renewTimer = setTimeout(renewLive, notOnline() ? Math.min(renewRetry, 10000) : renewRetry);
   }
 
   function renewLive() {
     fetch(cfg.liveRenewUrl, { credentials: 'same-origin', cache: 'no-store' }).then(function (r) {
       return r.ok ? r.json() : null;
     }).then(function (b) {
+      if (b && b.status) { showStatus(b.status); }
       if (!b || b.code !== 0 || !b.data) { retryRenew(); return; }
       var before = abs(cfg.liveUrl), after = abs(b.data);
       var moved = !before || !after || before.origin !== after.origin || before.pathname !== after.pathname;
@@ -249,7 +308,7 @@
     stop();
     setMode('live');
     setWindowAround(now());
-    loadTimeline();
+    loadTimeline().then(fitWindow);
     if (!cfg.liveUrl) {
       setState('live-unavailable');
       say('Live video is not available for this camera. Click the timeline to watch recordings.');
@@ -439,6 +498,7 @@
     if (i < 0) { i = 2; }
     var next = WINDOWS[Math.max(0, Math.min(WINDOWS.length - 1, i + dir))];
     if (next === W) { return; }
+    fitPending = false;
     var mid = st.winStart + W / 2;
     W = next;
     setWindowAround(mid);
@@ -465,10 +525,11 @@
     if (st.playTo < now() - 5000) { goRecorded(st.playTo, true); } else if (cfg.liveUrl) { goLive(); }
   });
   setInterval(function () {
-    if (st.mode === 'live') { setWindowAround(now()); loadTimeline(); }
+    if (st.mode === 'live') { setWindowAround(now()); loadTimeline().then(fitWindow); }
   }, 60000);
 
   window.vigiaPlayer = { seekWall: seekWall, goLive: goLive, goRecorded: goRecorded, wall: currentWall, zoom: zoom, timeline: tl };
+  showStatus(cfg.status);
   body.dataset.liveExp = String(liveExpMs(cfg.liveUrl));
   scheduleRenew();
   if (cfg.live) { goLive(); } else { goRecorded(cfg.startMs); }
