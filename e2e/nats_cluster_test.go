@@ -416,6 +416,7 @@ nats: {url: %q, replicas: 3}
 security: {secret: %q}
 storage: {backend: fs, path: %q}
 ingest: {backoff_max: 2s}
+rtmp: {addr: "127.0.0.1:0"}
 recording: {segment_duration: 2s}
 `, id, dir, port, strings.Join(urls, ","), clusterSecret, shared)
 	f := filepath.Join(dir, "vigia.yaml")
