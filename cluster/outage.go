@@ -65,6 +65,7 @@ func (st *state) renewed(sent time.Time) {
 	st.outage = false
 	st.renewedOK = sent
 	st.sightSince = now
+	st.placed = nil // members changed: the next placement is computed afresh
 	st.verifyLeases()
 }
 

@@ -287,3 +287,37 @@ func TestDeletedLeaseWrittenAgain(t *testing.T) {
 		}
 	})
 }
+
+// The node's own heartbeat expires from the nodes bucket (bus.NodeTTL)
+// while it is cut off, so the first watch after the outage finds it
+// missing. The node does not forget itself: it wins its cameras back and
+// records on, and the node that took them meanwhile hands them back.
+func TestReconnectAfterOwnHeartbeatExpired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		ids := wins("a", []string{"a", "b"}, 3)
+		for _, id := range ids {
+			w.putCamera(rtsp(id))
+		}
+		var off atomic.Bool
+		w.start("a", link(&off))
+		w.start("b")
+		settle(3 * time.Second)
+		off.Store(true)
+		settle(20 * time.Second)
+		if err := w.nodes.Delete(context.Background(), "a", 0); err != nil {
+			t.Fatal(err)
+		}
+		settle(2 * time.Second)
+		off.Store(false)
+		settle(10 * time.Second)
+		if s := w.fleet.stopped("a"); len(s) != 0 {
+			t.Errorf("a stopped %v after its heartbeat expired while cut off: the camera's winner must record on", s)
+		}
+		for _, id := range ids {
+			if _, ok := w.fleet.stopAt["b/"+id]; !ok {
+				t.Errorf("b still records %s", id)
+			}
+		}
+	})
+}

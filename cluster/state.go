@@ -299,7 +299,16 @@ func (st *state) standingDown() bool {
 	return st.conflict
 }
 
+// nodeDeleted forgets a node whose heartbeat is gone. This node's own is
+// never forgotten: it is alive whatever the bucket says. Its key expires
+// (bus.NodeTTL) while it is cut from NATS, and the first watch after the
+// outage then finds it missing; forgetting itself there would give its
+// cameras to others in its own placement, and it would stop them while
+// their new holders hand them back.
 func (st *state) nodeDeleted(e Entry, _ bool) {
+	if e.Key == st.cfg.NodeID {
+		return
+	}
 	delete(st.members, e.Key)
 	delete(st.infos, e.Key)
 }
