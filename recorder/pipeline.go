@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -47,6 +48,7 @@ type pipeline struct {
 	writer    *segmenter.Writer
 	consumers []stream.Consumer
 
+	rate    *rateCap                  // Config.MaxCameraRate, nil for none
 	cur     atomic.Pointer[sourceRun] // the source's current run
 	applied *sourceRun                // the run the segmenter and consumers were told of (pipeline goroutine)
 	gaps    *gapTracker               // the owner's, while this run lives (gaps.go)
@@ -63,7 +65,7 @@ func newPipeline(ctx context.Context, o *owner, queue int, w *segmenter.Writer) 
 	q := stream.NewQueue(stream.QueueConfig[item]{
 		Size: queue, Lazy: lazyUnits, Bytes: &o.r.queued, MaxBytes: o.r.cfg.QueueBytes,
 	})
-	return &pipeline{o: o, ctx: ctx, q: q, writer: w}
+	return &pipeline{o: o, ctx: ctx, q: q, writer: w, rate: newRateCap(o.r.cfg.MaxCameraRate)}
 }
 
 // Tracks implements ingest.Sink. It never waits: the new run's tracks go
@@ -82,8 +84,9 @@ func (p *pipeline) Tracks(tracks []*media.Track) error {
 	return nil
 }
 
-// Unit implements ingest.Sink. It never blocks: when the queue is full, or
-// the queues of all cameras hold the recorder's QueueBytes, the unit is
+// Unit implements ingest.Sink. It never blocks: when the camera is over
+// its byte-rate cap (Config.MaxCameraRate), the queue is full, or the
+// queues of all cameras hold the recorder's QueueBytes, the unit is
 // dropped and counted, and video resumes at the next keyframe with a
 // discontinuity so that no segment holds undecodable frames.
 func (p *pipeline) Unit(u *media.Unit) {
@@ -96,6 +99,11 @@ func (p *pipeline) Unit(u *media.Unit) {
 	}
 	if run == nil || u.Track < 0 || u.Track >= len(run.tracks) {
 		p.o.dropped("no_params")
+		u.Release()
+		return
+	}
+	if p.rate != nil && !p.rate.admit(u, size, u.Track == run.video, time.Now()) {
+		p.o.dropped("camera_over_rate")
 		u.Release()
 		return
 	}
@@ -141,6 +149,9 @@ func (p *pipeline) handleItem(it item, gap bool) {
 	if it.run != p.applied {
 		p.applied = it.run
 		p.startRun(it.run)
+	}
+	if it.unit.Gap && p.rate.overRate() {
+		p.gaps.note(status.CauseCameraOverRate, "")
 	}
 	p.pass(it.unit, gap)
 }

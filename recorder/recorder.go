@@ -98,6 +98,22 @@ type Config struct {
 	// cameras are several gigabytes). It defaults to 256 MiB.
 	QueueBytes int64
 
+	// MaxCameraRate caps the bytes per second one camera may send, so
+	// that a camera sending huge frames as fast as TCP takes them cannot
+	// fill the spool, the storage and the node's memory: units past it
+	// are dropped (FramesDropped{reason="camera_over_rate"}), and after a
+	// video unit is dropped video resumes at the next keyframe within the
+	// cap, the hole recorded as camera_over_rate. The cap is a token
+	// bucket of MaxCameraRate bytes per second holding two seconds of it
+	// (at least 1 MiB), so that a keyframe several times a camera's mean
+	// frame passes. Zero: no cap.
+	MaxCameraRate float64
+
+	// MaxSegmentBytes bounds one segment's size: a segment is cut at the
+	// first keyframe past it (segmenter.WriterConfig.MaxBytes). Zero: the
+	// segmenter's default.
+	MaxSegmentBytes int64
+
 	// BackoffMin, BackoffMax and PermanentRetry tune the supervisor; zero
 	// values take its defaults.
 	BackoffMin, BackoffMax, PermanentRetry time.Duration
