@@ -228,11 +228,11 @@ func TestPipelineQueueShare(t *testing.T) {
 	const budget = 12 << 20
 	rg.rec.cfg.QueueBytes = budget
 	rg.rec.cfg.QueueSize = 1 << 16 // only bytes bound the queues
-	rg.rec.Record(cam("quiet", "rtsp://cam/small"), 1)
 	returned := make(chan struct{})
 	rg.rec.cfg.Drivers["flood"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {
 		return floodSource{clip: clip, n: 2000, returned: returned}, nil // about 35 MB
 	}
+	rg.rec.Record(cam("quiet", "rtsp://cam/small"), 1)
 	rg.rec.Record(cam("hog", "flood://hog"), 1)
 	select {
 	case <-returned:
