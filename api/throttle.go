@@ -1,17 +1,50 @@
 package api
 
 import (
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
 
 // maxThrottleKeys bounds the memory of the throttle; past it, keys whose
-// attempts have all expired are dropped first, then any.
-const maxThrottleKeys = 100000
+// attempts have all expired are dropped first, then address keys with
+// attempts left, then any other key with attempts left. A key that has
+// used its attempts (a lockout) is never dropped before its attempts
+// leave the window: flooding the throttle with new keys must not lift an
+// account's lockout. Lockouts alone may hold up to maxThrottleLocked
+// keys; past that every new attempt is refused until some expire.
+const (
+	maxThrottleKeys   = 100000
+	maxThrottleLocked = 4 * maxThrottleKeys
+)
+
+// addrKeyPrefix starts the throttle key of a client address.
+const addrKeyPrefix = "addr:"
+
+// addrThrottleKey is the throttle key of client address a: the address
+// itself for IPv4, its /64 for IPv6, the smallest block a host is given
+// (a client holds every address of its /64 and could take a fresh one for
+// each attempt).
+func addrThrottleKey(a netip.Addr) string {
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return addrKeyPrefix + p.String()
+	}
+	return addrKeyPrefix + a.String()
+}
 
 // limit is a throttle key and the attempts it is allowed in the window.
 type limit struct {
 	key string
+	max int
+}
+
+// attempts are a key's attempts in the window, oldest first, and the
+// most it is allowed (the largest asked of it).
+type attempts struct {
+	at  []time.Time
 	max int
 }
 
@@ -23,11 +56,11 @@ type throttle struct {
 	window time.Duration
 
 	mu   sync.Mutex
-	hits map[string][]time.Time
+	hits map[string]*attempts
 }
 
 func newThrottle(window time.Duration) *throttle {
-	return &throttle{window: window, hits: map[string][]time.Time{}}
+	return &throttle{window: window, hits: map[string]*attempts{}}
 }
 
 // reserve counts an attempt at now on every limit, in one step, unless one
@@ -49,9 +82,18 @@ func (t *throttle) reserve(limits []limit, now time.Time) (ok bool, wait time.Du
 	}
 	if len(t.hits)+len(limits) > maxThrottleKeys {
 		t.prune(now)
+		if len(t.hits)+len(limits) > maxThrottleLocked {
+			return false, t.window
+		}
 	}
 	for _, l := range limits {
-		t.hits[l.key] = append(t.recent(l.key, now), now)
+		a := t.hits[l.key]
+		if a == nil {
+			a = &attempts{}
+			t.hits[l.key] = a
+		}
+		a.at = append(a.at, now)
+		a.max = max(a.max, l.max)
 	}
 	return true, 0
 }
@@ -60,14 +102,18 @@ func (t *throttle) reserve(limits []limit, now time.Time) (ok bool, wait time.Du
 func (t *throttle) release(key string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	h := t.hits[key]
+	a := t.hits[key]
+	if a == nil {
+		return
+	}
+	h := a.at
 	for i := len(h) - 1; i >= 0; i-- {
 		if h[i].Equal(at) {
-			t.hits[key] = append(h[:i:i], h[i+1:]...)
+			a.at = append(h[:i:i], h[i+1:]...)
 			break
 		}
 	}
-	if len(t.hits[key]) == 0 {
+	if len(a.at) == 0 {
 		delete(t.hits, key)
 	}
 }
@@ -82,7 +128,11 @@ func (t *throttle) reset(key string) {
 // recent drops key's attempts that left the window and returns the rest,
 // oldest first.
 func (t *throttle) recent(key string, now time.Time) []time.Time {
-	h := t.hits[key]
+	a := t.hits[key]
+	if a == nil {
+		return nil
+	}
+	h := a.at
 	i := 0
 	for i < len(h) && now.Sub(h[i]) >= t.window {
 		i++
@@ -92,18 +142,24 @@ func (t *throttle) recent(key string, now time.Time) []time.Time {
 		delete(t.hits, key)
 		return nil
 	}
-	t.hits[key] = h
+	a.at = h
 	return h
 }
 
+// prune brings the keys under half of maxThrottleKeys if it can (see
+// maxThrottleKeys for the order), keeping every lockout.
 func (t *throttle) prune(now time.Time) {
 	for k := range t.hits {
 		t.recent(k, now)
 	}
-	for k := range t.hits {
-		if len(t.hits) < maxThrottleKeys/2 {
-			break
+	for _, addr := range []bool{true, false} {
+		for k, a := range t.hits {
+			if len(t.hits) < maxThrottleKeys/2 {
+				return
+			}
+			if strings.HasPrefix(k, addrKeyPrefix) == addr && len(a.at) < a.max {
+				delete(t.hits, k)
+			}
 		}
-		delete(t.hits, k)
 	}
 }

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -64,5 +66,73 @@ func TestThrottleParallel(t *testing.T) {
 	wg.Wait()
 	if passed != 5 {
 		t.Fatalf("%d attempts passed, want 5", passed)
+	}
+}
+
+// TestThrottleAddrKey: an IPv6 client is counted by its /64, which it
+// holds whole; an IPv4 client (mapped or not) by its address.
+func TestThrottleAddrKey(t *testing.T) {
+	key := func(s string) string { return addrThrottleKey(netip.MustParseAddr(s)) }
+	if a, b := key("2001:db8:1:2::1"), key("2001:db8:1:2:ffff:ffff:ffff:fffe"); a != b {
+		t.Errorf("one /64, two keys: %s, %s", a, b)
+	}
+	if a, b := key("2001:db8:1:2::1"), key("2001:db8:1:3::1"); a == b {
+		t.Errorf("two /64s, one key: %s", a)
+	}
+	if a, b := key("192.0.2.1"), key("::ffff:192.0.2.1"); a != b || a != "addr:192.0.2.1" {
+		t.Errorf("IPv4 keys %s and %s, want addr:192.0.2.1", a, b)
+	}
+	if a, b := key("192.0.2.1"), key("192.0.2.2"); a == b {
+		t.Errorf("two IPv4 addresses, one key: %s", a)
+	}
+	// Attempts from fresh addresses of one /64 share its limit.
+	th := newThrottle(time.Minute)
+	now := time.Now()
+	for i := range 4 {
+		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 15: byte(i + 1)})
+		ok, _ := th.reserve([]limit{{addrThrottleKey(a), 3}}, now)
+		if ok != (i < 3) {
+			t.Errorf("attempt %d from %s: ok %v", i+1, a, ok)
+		}
+	}
+}
+
+// TestThrottlePruneKeepsLockouts: locked accounts, then a flood of
+// attempts from more addresses than the throttle keeps. Pruning drops the
+// addresses, never a lockout: every locked account stays locked until its
+// attempts leave the window.
+func TestThrottlePruneKeepsLockouts(t *testing.T) {
+	th := newThrottle(15 * time.Minute)
+	t0 := time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
+	const accounts = 100
+	acct := func(i int) limit { return limit{fmt.Sprintf("email:u%d@example.com", i), 5} }
+	for i := range accounts {
+		for range 5 {
+			if ok, _ := th.reserve([]limit{{"addr:192.0.2.1", 1 << 30}, acct(i)}, t0); !ok {
+				t.Fatal("attempt refused before the lockout")
+			}
+		}
+	}
+	now := t0.Add(time.Minute)
+	for i := range 3 * maxThrottleKeys / 2 {
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		if ok, _ := th.reserve([]limit{{addrThrottleKey(a), 10}}, now); !ok {
+			t.Fatalf("attempt from %s refused", a)
+		}
+	}
+	th.mu.Lock()
+	n := len(th.hits)
+	th.mu.Unlock()
+	if n > maxThrottleKeys {
+		t.Errorf("throttle holds %d keys, bound %d", n, maxThrottleKeys)
+	}
+	for i := range accounts {
+		if ok, _ := th.reserve([]limit{{"addr:198.51.100.1", 10}, acct(i)}, now); ok {
+			t.Fatalf("account %d unlocked by the flood", i)
+		}
+	}
+	// The lockouts end with the window.
+	if ok, _ := th.reserve([]limit{acct(0)}, t0.Add(15*time.Minute)); !ok {
+		t.Error("lockout outlived the window")
 	}
 }

@@ -40,7 +40,7 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.err(); err != nil {
 		return err
 	}
-	addrKey, emailKey := "addr:"+s.clientAddr(r).String(), "email:"+email
+	addrKey, emailKey := addrThrottleKey(s.clientAddr(r)), "email:"+email
 	now := s.now()
 	if ok, wait := s.throttle.reserve([]limit{{addrKey, s.cfg.LoginAttempts}, {emailKey, s.cfg.LoginAccountAttempts}}, now); !ok {
 		secs := int((wait + time.Second - 1) / time.Second)

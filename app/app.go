@@ -299,6 +299,8 @@ func (a *App) startRecorder() error {
 		PermanentRetry:   time.Duration(cfg.Ingest.PermanentRetry),
 		SegmentDuration:  time.Duration(cfg.Recording.SegmentDuration),
 		FragmentDuration: time.Duration(cfg.Recording.FragmentDuration),
+		MaxCameraRate:    cfg.Recording.CameraRateCap(),
+		MaxSegmentBytes:  int64(cfg.Recording.MaxSegmentSize),
 		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
 		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,

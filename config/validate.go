@@ -128,6 +128,12 @@ func (c *Config) validateRecording(v *validator) {
 	if !(r.CameraBitrateMbps > 0) {
 		v.add("recording.camera_bitrate_mbps", fmt.Errorf("%w %v (want more than 0)", ErrInvalidValue, r.CameraBitrateMbps))
 	}
+	if r.MaxCameraBitrateMbps < 0 {
+		v.add("recording.max_camera_bitrate_mbps", fmt.Errorf("%w %v (want 0 or more)", ErrInvalidValue, r.MaxCameraBitrateMbps))
+	}
+	if r.MaxSegmentSize < 1<<20 {
+		v.add("recording.max_segment_size", fmt.Errorf("%w %s (want 1MiB or more)", ErrInvalidValue, r.MaxSegmentSize))
+	}
 	if r.MaxCameras < 0 {
 		v.add("recording.max_cameras", fmt.Errorf("%w %d (want 0 or more)", ErrInvalidValue, r.MaxCameras))
 	}

@@ -461,7 +461,7 @@ func TestRecorderReasonsFromZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"vigia_dropped_frames_total":   {"no_keyframe", "no_params", "queue_full", "spool_write"},
+		"vigia_dropped_frames_total":   {"camera_over_rate", "no_keyframe", "no_params", "queue_full", "spool_write"},
 		"vigia_segments_dropped_total": {"spool_full"},
 	}
 	for _, mf := range mfs {

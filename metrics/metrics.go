@@ -87,7 +87,7 @@ func NewRecorder(reg prometheus.Registerer, spoolBytes, spoolOldestSeconds func(
 	m.CameraProbes.WithLabelValues("failed")
 	// Known reasons are exported at 0 from the start, so a rate or an alert
 	// on them has a series before the first drop.
-	for _, r := range []string{"queue_full", "no_keyframe", "no_params", "spool_write"} {
+	for _, r := range []string{"queue_full", "camera_over_rate", "no_keyframe", "no_params", "spool_write"} {
 		m.FramesDropped.WithLabelValues(r)
 	}
 	m.SegmentsDropped.WithLabelValues("spool_full")

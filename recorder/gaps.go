@@ -19,6 +19,7 @@ import (
 //	stream_unsupported                 tracks without video (pipeline.handle), a
 //	                                   segment closed without a keyframe (hole)
 //	rtp_loss, queue_overflow           units lost before a keyframe (pipeline.handle)
+//	camera_over_rate                   units dropped over the camera's cap (pipeline.handleItem)
 //	camera_changed                     a restart for new settings (owner.apply)
 //	node_handover, node_crash          the camera's start (owner.startEnd)
 //	node_handover, camera_removed,     the camera's stop (owner.stopped), with

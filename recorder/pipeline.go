@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -47,6 +48,8 @@ type pipeline struct {
 	writer    *segmenter.Writer
 	consumers []stream.Consumer
 
+	gate    *gate                     // the camera's rate cap and queue share
+	held    atomic.Int64              // bytes of this camera in the queues (Config.QueueBytes)
 	cur     atomic.Pointer[sourceRun] // the source's current run
 	applied *sourceRun                // the run the segmenter and consumers were told of (pipeline goroutine)
 	gaps    *gapTracker               // the owner's, while this run lives (gaps.go)
@@ -63,7 +66,8 @@ func newPipeline(ctx context.Context, o *owner, queue int, w *segmenter.Writer) 
 	q := stream.NewQueue(stream.QueueConfig[item]{
 		Size: queue, Lazy: lazyUnits, Bytes: &o.r.queued, MaxBytes: o.r.cfg.QueueBytes,
 	})
-	return &pipeline{o: o, ctx: ctx, q: q, writer: w}
+	o.r.pipelines.Add(1) // until run ends
+	return &pipeline{o: o, ctx: ctx, q: q, writer: w, gate: newGate(o.r.cfg.MaxCameraRate)}
 }
 
 // Tracks implements ingest.Sink. It never waits: the new run's tracks go
@@ -82,9 +86,10 @@ func (p *pipeline) Tracks(tracks []*media.Track) error {
 	return nil
 }
 
-// Unit implements ingest.Sink. It never blocks: when the queue is full, or
-// the queues of all cameras hold the recorder's QueueBytes, the unit is
-// dropped and counted, and video resumes at the next keyframe with a
+// Unit implements ingest.Sink. It never blocks: when the camera is over
+// its byte-rate cap (Config.MaxCameraRate) or holds its share of the
+// recorder's QueueBytes (Recorder.queueShare), its queue is full, or the
+// queues of all cameras hold QueueBytes, the unit is dropped and counted, and video resumes at the next keyframe with a
 // discontinuity so that no segment holds undecodable frames.
 func (p *pipeline) Unit(u *media.Unit) {
 	m := p.o.r.cfg.Metrics
@@ -99,9 +104,17 @@ func (p *pipeline) Unit(u *media.Unit) {
 		u.Release()
 		return
 	}
+	video := u.Track == run.video
+	if reason := p.gate.admit(u, size, video, p.held.Load()+int64(size) > p.o.r.queueShare(), time.Now()); reason != "" {
+		p.o.dropped(reason)
+		u.Release()
+		return
+	}
 	// Audio waits for the next video unit to wake the pipeline
 	// (lazyUnits).
-	if p.q.Put(item{run: run, unit: u}, stream.KindOf(u, u.Track == run.video), size) != stream.Queued {
+	p.held.Add(int64(size))
+	if p.q.Put(item{run: run, unit: u}, stream.KindOf(u, video), size) != stream.Queued {
+		p.held.Add(-int64(size))
 		p.o.dropped("queue_full")
 		u.Release()
 	}
@@ -110,6 +123,7 @@ func (p *pipeline) Unit(u *media.Unit) {
 // run consumes the queue until it is closed, then finishes the open segment.
 func (p *pipeline) run() {
 	defer func() {
+		p.o.r.pipelines.Add(-1)
 		p.endStage()
 		p.writer.Close()
 		for _, c := range p.consumers {
@@ -122,6 +136,7 @@ func (p *pipeline) run() {
 		batch, ok = p.q.Take(batch[:0])
 		for _, e := range batch {
 			p.handleItem(e.Value, e.Gap)
+			p.held.Add(-int64(e.Size))
 			p.q.Done()
 		}
 		clear(batch)
@@ -141,6 +156,11 @@ func (p *pipeline) handleItem(it item, gap bool) {
 	if it.run != p.applied {
 		p.applied = it.run
 		p.startRun(it.run)
+	}
+	if it.unit.Gap {
+		if c := p.gate.take(); c != "" {
+			p.gaps.note(c, "")
+		}
 	}
 	p.pass(it.unit, gap)
 }

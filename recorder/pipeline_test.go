@@ -205,3 +205,63 @@ func TestPipelineQueueBytes(t *testing.T) {
 	open()
 	testenv.WaitFor(t, 10*time.Second, "the queues drained", func() bool { return rg.rec.queued.Load() == 0 })
 }
+
+// One camera holds at most its share of QueueBytes: a camera whose
+// pipeline is stuck while it floods fills its share, not the whole
+// budget, and the camera beside it goes on recording.
+func TestPipelineQueueShare(t *testing.T) {
+	clip, err := synth.Fixture(synth.CodecH264, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg := newRig(t)
+	gate := &gateConsumer{open: make(chan struct{})}
+	var openOnce sync.Once
+	open := func() { openOnce.Do(func() { close(gate.open) }) }
+	defer open() // before the rig closes, even when the test fails
+	rg.rec.cfg.Consumers = []stream.ConsumerFactory{func(id string) stream.Consumer {
+		if id == "hog" {
+			return gate
+		}
+		return nil
+	}}
+	const budget = 12 << 20
+	rg.rec.cfg.QueueBytes = budget
+	rg.rec.cfg.QueueSize = 1 << 16 // only bytes bound the queues
+	returned := make(chan struct{})
+	rg.rec.cfg.Drivers["flood"] = func(ingest.Camera, ingest.SourceConfig) (ingest.Source, error) {
+		return floodSource{clip: clip, n: 2000, returned: returned}, nil // about 35 MB
+	}
+	rg.rec.Record(cam("quiet", "rtsp://cam/small"), 1)
+	rg.rec.Record(cam("hog", "flood://hog"), 1)
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the source waited on a stuck pipeline")
+	}
+	share := rg.rec.queueShare()
+	if share != budget/2 {
+		t.Fatalf("share of 2 cameras: %d, want %d", share, budget/2)
+	}
+	if q := rg.rec.queued.Load(); q > share+1<<20 {
+		t.Fatalf("%d bytes queued with the stuck camera flooding, its share %d", q, share)
+	}
+	quietStored := func() int {
+		n := 0
+		for _, s := range rg.stored() {
+			if s.Camera == "quiet" {
+				n++
+			}
+		}
+		return n
+	}
+	from := quietStored()
+	testenv.WaitFor(t, 30*time.Second, "the quiet camera's segments while the other is stuck", func() bool {
+		return quietStored() >= from+2
+	})
+	for _, s := range rg.stored() {
+		if s.Camera == "hog" {
+			t.Errorf("the stuck camera stored a segment")
+		}
+	}
+}

@@ -95,8 +95,28 @@ type Config struct {
 	// together: past it, units are dropped (queue_full) however short
 	// their camera's queue, so that a node starved of CPU or disk drops
 	// frames instead of holding gigabytes of them (512 units of 1,000
-	// cameras are several gigabytes). It defaults to 256 MiB.
+	// cameras are several gigabytes). One camera holds at most its share
+	// of it, QueueBytes divided by the cameras running but at least
+	// 4 MiB: a camera whose pipeline falls behind, or that sends far
+	// more than the others, drops its own units (queue_full) and leaves
+	// the others theirs. It defaults to 256 MiB.
 	QueueBytes int64
+
+	// MaxCameraRate caps the bytes per second one camera may send, so
+	// that a camera sending huge frames as fast as TCP takes them cannot
+	// fill the spool, the storage and the node's memory: units past it
+	// are dropped (FramesDropped{reason="camera_over_rate"}), and after a
+	// video unit is dropped video resumes at the next keyframe within the
+	// cap, the hole recorded as camera_over_rate. The cap is a token
+	// bucket of MaxCameraRate bytes per second holding two seconds of it
+	// (at least 1 MiB), so that a keyframe several times a camera's mean
+	// frame passes. Zero: no cap.
+	MaxCameraRate float64
+
+	// MaxSegmentBytes bounds one segment's size: a segment is cut at the
+	// first keyframe past it (segmenter.WriterConfig.MaxBytes). Zero: the
+	// segmenter's default.
+	MaxSegmentBytes int64
 
 	// BackoffMin, BackoffMax and PermanentRetry tune the supervisor; zero
 	// values take its defaults.
@@ -125,7 +145,8 @@ type Recorder struct {
 	limiter    *rate.Limiter
 	handshakes chan struct{} // connection attempts in progress
 
-	queued atomic.Int64 // media bytes in the cameras' queues (QueueBytes)
+	queued    atomic.Int64 // media bytes in the cameras' queues (QueueBytes)
+	pipelines atomic.Int64 // pipelines running, for each camera's share of QueueBytes
 
 	mu     sync.Mutex // before any owner's mu
 	owners map[string]*owner
@@ -174,6 +195,12 @@ func New(cfg Config) *Recorder {
 		go r.complete.run() // ends at Close
 	}
 	return r
+}
+
+// queueShare is the most bytes one camera may hold in the queues: an equal
+// share of QueueBytes among the cameras running, at least queueShareFloor.
+func (r *Recorder) queueShare() int64 {
+	return max(r.cfg.QueueBytes/max(r.pipelines.Load(), 1), min(queueShareFloor, r.cfg.QueueBytes))
 }
 
 // Record makes the node record cam, held under lease epoch, and returns at

@@ -50,6 +50,7 @@ func (o *owner) startRun(spec ingest.Camera, drv ingest.Driver) *run {
 		SegmentDuration:  r.cfg.SegmentDuration,
 		Phase:            segmenter.SegmentPhase(spec.ID, r.cfg.SegmentDuration),
 		FragmentDuration: r.cfg.FragmentDuration,
+		MaxBytes:         r.cfg.MaxSegmentBytes,
 		Spool:            r.cfg.Spool,
 		NotBefore:        o.lastEnd,
 		OnDrop:           o.dropped,

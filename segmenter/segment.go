@@ -61,8 +61,9 @@ func (s Segment) End() time.Time { return s.Start.Add(s.Duration) }
 
 // Reasons a Writer gives OnGap for the gaps it makes itself.
 const (
-	// GapKeyframes: the segment reached WriterConfig.MaxDuration without a
-	// keyframe and was closed; video was dropped until the next one.
+	// GapKeyframes: the segment reached WriterConfig.MaxDuration (or twice
+	// WriterConfig.MaxBytes) without a keyframe and was closed; video was
+	// dropped until the next one.
 	GapKeyframes = "keyframes"
 	// GapTimestamps: the camera's timestamps stepped back or jumped ahead
 	// by more than WriterConfig.MaxJump (it sent nothing for that long).

@@ -14,7 +14,8 @@ import (
 // empty, however many cameras finish a segment at the same moment (cameras
 // started together cut together) and whatever their bitrate. Only a storage
 // that falls behind, or is away, makes a backlog, and that is what the
-// quota holds: its oldest segments are dropped past it. The disk itself is
+// quota holds: past it, segments are dropped, oldest first among the
+// cameras whose backlog is over their share of it (overQuota). The disk itself is
 // the hard limit on everything the spool holds (reserve, noSpace).
 
 // enqueue queues a finished segment for upload, after any other of its
@@ -43,19 +44,18 @@ func (s *Spool) enqueue(seg Segment) {
 	}
 }
 
-// overQuota takes the oldest segments of the backlog not being uploaded out
-// of the queue until the backlog is within the quota, and returns them. The
-// caller holds s.mu.
+// overQuota takes segments of the backlog not being uploaded out of the
+// queue until the backlog is within the quota, and returns them. Each
+// camera with a backlog has an equal share of the quota: the oldest
+// segment of the cameras over their share goes first, so that a camera
+// whose backlog grows faster than the others' (a camera sending far more
+// than planned) loses its own segments, never another's. Cameras that
+// record alike are over their share alike, and lose their segments oldest
+// first across them. The caller holds s.mu.
 func (s *Spool) overQuota() []Segment {
 	var dropped []Segment
 	for s.backlog > s.cfg.MaxBytes {
-		i := -1
-		for j, q := range s.queue {
-			if q.backlog && !q.busy {
-				i = j
-				break
-			}
-		}
+		i := s.evictable()
 		if i < 0 {
 			break
 		}
@@ -63,6 +63,31 @@ func (s *Spool) overQuota() []Segment {
 		s.unqueue(i)
 	}
 	return dropped
+}
+
+// evictable returns the index in the queue of the segment the quota takes
+// next (overQuota), -1 if none can be. The caller holds s.mu.
+func (s *Spool) evictable() int {
+	held := map[string]int64{}
+	for _, q := range s.queue {
+		if q.backlog {
+			held[q.seg.Camera] += q.seg.Size
+		}
+	}
+	share := s.cfg.MaxBytes / int64(max(len(held), 1))
+	oldest := -1
+	for j, q := range s.queue {
+		if !q.backlog || q.busy {
+			continue
+		}
+		if held[q.seg.Camera] > share {
+			return j
+		}
+		if oldest < 0 {
+			oldest = j
+		}
+	}
+	return oldest
 }
 
 // unqueue removes s.queue[i] (stored or dropped) with its bytes. When it was

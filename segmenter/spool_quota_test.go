@@ -360,3 +360,56 @@ func TestSpoolBacklogAccounting(t *testing.T) {
 	sp.done(q, true)
 	check("d stored")
 }
+
+// TestSpoolQuotaShare: during a storage outage one camera's backlog grows
+// far faster than another's. Each camera with a backlog has an equal share
+// of the quota: the loud camera loses its own oldest segments, never the
+// quiet camera's, although the quiet camera's are older.
+func TestSpoolQuotaShare(t *testing.T) {
+	var dropped []Segment
+	sp, err := NewSpool(SpoolConfig{Dir: t.TempDir(), MaxBytes: 1000, Log: zap.NewNop(),
+		OnDropped: func(s Segment, _ string) { dropped = append(dropped, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(cam string, sec, size int64) {
+		s := Segment{Camera: cam, Start: time.Unix(sec, 0), Size: size, Path: filepath.Join(sp.cfg.Dir, cam, fmt.Sprint(sec)+".mp4")}
+		sp.mu.Lock()
+		sp.bytes += s.Size
+		sp.mu.Unlock()
+		sp.enqueue(s)
+	}
+	for sec := int64(0); sec < 4; sec++ {
+		add("quiet", sec, 100) // a backlog of 300 bytes, within its share of 500
+	}
+	for sec := int64(4); sec < 40; sec++ {
+		add("loud", sec, 300)
+		if b := sp.Backlog(); b > sp.MaxBytes() {
+			t.Fatalf("backlog %d bytes, quota %d", b, sp.MaxBytes())
+		}
+	}
+	if len(dropped) == 0 {
+		t.Fatal("nothing dropped: the quota was never reached")
+	}
+	var last int64
+	for i, s := range dropped {
+		if s.Camera != "loud" {
+			t.Errorf("drop %d: %s/%d, a camera within its share", i, s.Camera, s.StartMs())
+		}
+		if s.StartMs() < last {
+			t.Errorf("drop %d: %s/%d older than the drop before", i, s.Camera, s.StartMs())
+		}
+		last = s.StartMs()
+	}
+	sp.mu.Lock()
+	var quiet int
+	for _, q := range sp.queue {
+		if q.seg.Camera == "quiet" {
+			quiet++
+		}
+	}
+	sp.mu.Unlock()
+	if quiet != 4 {
+		t.Errorf("%d of the quiet camera's 4 segments kept", quiet)
+	}
+}

@@ -48,6 +48,14 @@ type WriterConfig struct {
 	// which readers of storage rely on.
 	MaxDuration time.Duration
 
+	// MaxBytes bounds a segment's size: a segment is cut at the first
+	// keyframe once it holds MaxBytes, and one that reaches twice
+	// MaxBytes without a keyframe is closed there, video dropped until
+	// the next keyframe, so that a camera sending huge frames makes many
+	// segments of a bounded size, not one that storage and readers must
+	// take whole. It defaults to 256 MiB.
+	MaxBytes int64
+
 	// Spool receives the segment files.
 	Spool *Spool
 
@@ -71,6 +79,9 @@ type WriterConfig struct {
 	// Log is the camera's logger.
 	Log *zap.Logger
 }
+
+// DefaultMaxSegmentBytes is the default of WriterConfig.MaxBytes.
+const DefaultMaxSegmentBytes = 256 << 20
 
 // Writer cuts one camera's access units into segments. It is not safe for
 // concurrent use: the camera's pipeline goroutine owns it.
@@ -165,6 +176,9 @@ func NewWriter(cfg WriterConfig) *Writer {
 	}
 	if cfg.MaxDuration < cfg.SegmentDuration {
 		cfg.MaxDuration = maxSegmentDuration(cfg.SegmentDuration)
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxSegmentBytes
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
@@ -270,8 +284,15 @@ func (w *Writer) writeVideo(u *media.Unit) error {
 		}
 	}
 
-	if w.seg != nil && u.Key && u.DTS-w.seg.startDTS >= w.seg.target {
+	if w.seg != nil && u.Key && (u.DTS-w.seg.startDTS >= w.seg.target || w.seg.file.size >= w.cfg.MaxBytes) {
 		w.closeSegment(u)
+	}
+	if w.seg != nil && !u.Key && w.seg.file.size >= 2*w.cfg.MaxBytes {
+		w.cfg.Log.Warn("no keyframe within the largest segment size, closing it; video waits for the next keyframe",
+			zap.Int64("max_bytes", w.cfg.MaxBytes))
+		w.closeSegment(u)
+		w.nextRun = time.Time{}
+		w.gapReason = GapKeyframes
 	}
 	// A frame at most MaxJump before MaxDuration lasts until the next one at
 	// most MaxJump later, so a segment cut at the first frame past this

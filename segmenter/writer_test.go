@@ -258,3 +258,45 @@ func TestWriterNotBeforeAcrossWriters(t *testing.T) {
 		t.Fatal("test setup: the second run's stamp is not before the first's end")
 	}
 }
+
+// A camera whose segment reaches WriterConfig.MaxBytes is cut at its next
+// keyframe, long before SegmentDuration: no segment grows past the bound
+// by more than a GOP, and the segments still cover the whole stream.
+func TestWriterMaxBytes(t *testing.T) {
+	clip := makeClip(t, media.H264, 4, 25, 25, false)
+	record := func(maxBytes int64) []Segment {
+		ds := &dirStore{dir: t.TempDir()}
+		sp := newTestSpool(t, t.TempDir(), ds)
+		w := NewWriter(WriterConfig{Camera: "cam1", SegmentDuration: 60 * time.Second, MaxBytes: maxBytes, Spool: sp, Log: zaptest.NewLogger(t)})
+		if err := w.SetTracks(clip.tracks()); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range clip.units(25*10, time.UnixMilli(1_700_000_000_000)) { // 10 s, a keyframe a second
+			if err := w.WriteUnit(u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		drain(t, sp)
+		return ds.stored()
+	}
+	whole := record(0)
+	if len(whole) != 1 {
+		t.Fatalf("without a bound: %d segments, want 1", len(whole))
+	}
+	limit := whole[0].Size / 5
+	segs := record(limit)
+	if len(segs) < 4 {
+		t.Fatalf("bound %d bytes of a %d-byte stream: %d segments, want at least 4", limit, whole[0].Size, len(segs))
+	}
+	var total time.Duration
+	for i, s := range segs {
+		if s.Size > 2*limit {
+			t.Errorf("segment %d: %d bytes, bound %d", i, s.Size, limit)
+		}
+		total += s.Duration
+	}
+	if total != 10*time.Second {
+		t.Errorf("segments cover %v, want 10s", total)
+	}
+}

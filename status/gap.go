@@ -24,6 +24,10 @@ const (
 	// CauseQueueOverflow: the camera's pipeline fell behind and dropped
 	// units; video resumed at the next keyframe.
 	CauseQueueOverflow Cause = "queue_overflow"
+	// CauseCameraOverRate: the camera sent more bytes per second than
+	// its cap (recording.max_camera_bitrate_mbps); units past it were
+	// dropped and video resumed at the next keyframe within it.
+	CauseCameraOverRate Cause = "camera_over_rate"
 	// CauseNodeHandover: the camera moved between recorder nodes (or its
 	// node stopped it and nobody recorded it meanwhile).
 	CauseNodeHandover Cause = "node_handover"
@@ -54,7 +58,7 @@ const (
 var causeRank = []Cause{
 	CauseCameraBlocked, CauseCameraRemoved, CauseCameraAuth, CauseStreamUnsupported,
 	CauseCameraOffline, CauseCameraChanged, CauseNodeCrash, CauseNodeHandover,
-	CauseSpoolQuota, CauseUploadFailed, CauseQueueOverflow, CauseRTPLoss,
+	CauseSpoolQuota, CauseUploadFailed, CauseCameraOverRate, CauseQueueOverflow, CauseRTPLoss,
 	CauseRetention, CauseUnknown,
 }
 

@@ -49,7 +49,23 @@ func inspect() string {
 	}
 	fmt.Fprintf(&b, "open %s\n", errName(err))
 	fmt.Fprintf(&b, "signal_parent %s\n", errName(unix.Kill(os.Getppid(), 0)))
+	// Flags the kernel refuses (EINVAL) whatever the filter: no process
+	// is made either way, and EPERM says the filter refused them first.
+	_, _, e := unix.RawSyscall(unix.SYS_CLONE, unix.CLONE_NEWUSER|unix.CLONE_THREAD, 0, 0)
+	fmt.Fprintf(&b, "clone_namespace %s\n", errName(errnoOf(e)))
+	_, _, e = unix.RawSyscall(unix.SYS_CLONE, unix.CLONE_SIGHAND, 0, 0)
+	fmt.Fprintf(&b, "clone_process %s\n", errName(errnoOf(e)))
+	_, _, e = unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
+	fmt.Fprintf(&b, "clone3 %s\n", errName(errnoOf(e)))
 	return b.String()
+}
+
+// errnoOf is e as an error, nil for none.
+func errnoOf(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
 }
 
 // errName is "ok" or the error number's name.

@@ -29,8 +29,8 @@ type sandboxed struct {
 // standard error closed, RLIMIT_DATA at memory (0: unchanged), no core
 // dumps, at most 64 descriptors, not dumpable (no ptrace by other
 // processes of the user), no new privileges, and the seccomp filter of
-// loadSeccomp (deniedSyscalls). Only the filter may fail without failing
-// the process.
+// loadSeccomp (deniedSyscalls, cloneRules). Only the filter may fail
+// without failing the process.
 func enterSandbox(memory int64) (sandboxed, error) {
 	closeInherited()
 	limits := []struct {

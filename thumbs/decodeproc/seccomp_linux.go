@@ -8,6 +8,7 @@ import (
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/sys/unix"
 )
 
 // deniedSyscalls are refused (EPERM) to a decoder process: it reads
@@ -25,7 +26,8 @@ var deniedSyscalls = []string{
 	// network
 	"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
 	"sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg",
-	// new programs and processes (threads use clone, which stays)
+	// new programs and processes (threads use clone, which stays for
+	// them: cloneRules)
 	"execve", "execveat", "fork", "vfork",
 	// files
 	"open", "openat", "openat2", "creat", "open_by_handle_at", "name_to_handle_at",
@@ -50,6 +52,29 @@ var deniedSyscalls = []string{
 	"io_uring_setup", "io_uring_enter", "io_uring_register", "personality",
 	"move_pages", "migrate_pages", "mbind", "set_mempolicy",
 }
+
+// cloneNamespaces are clone's flags that make new namespaces (unshare
+// and setns, the other ways into a namespace, are denied outright). A
+// decoder process needs none, and a user namespace is where most kernel
+// privilege escalations start.
+const cloneNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// cloneRules refuse (EPERM) a clone that makes a namespace or a process
+// (no CLONE_THREAD: fork by another name); threads, which the Go runtime
+// and glibc make with clone and CLONE_THREAD, stay. clone3 passes its
+// flags in memory, where a filter cannot read them: it is answered
+// ENOSYS, on which glibc falls back to clone (the Go runtime uses clone).
+// A decoder process thus never has another process, and needs no
+// RLIMIT_NPROC, which counts every process of the user, the recorder's
+// threads included, and would starve the recorder's decoders instead.
+var cloneRules = []seccomp.NameWithConditions{
+	{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: cloneNamespaces}}},
+	{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsNotSet, Value: unix.CLONE_THREAD}}},
+}
+
+// actionENOSYS answers a call as if the kernel lacked it.
+const actionENOSYS = seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)
 
 // ownProcessOnly are signal calls allowed only towards this process (the
 // Go runtime signals its own threads with tgkill and re-raises fatal
@@ -83,6 +108,8 @@ func loadSeccomp() error {
 			Syscalls: []seccomp.SyscallGroup{
 				{Action: seccomp.ActionErrno, Names: names},
 				{Action: seccomp.ActionErrno, NamesWithCondtions: own},
+				{Action: seccomp.ActionErrno, NamesWithCondtions: cloneRules},
+				{Action: actionENOSYS, Names: []string{"clone3"}},
 			},
 		},
 	}
