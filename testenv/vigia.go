@@ -37,4 +37,3 @@ func VigiaBinary(t testing.TB) string {
 	}
 	return vigiaBin
 }
-
