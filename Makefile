@@ -161,6 +161,10 @@ fuzz:
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseStatCPU$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseSample$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseProcStatBusy$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onvif -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onvif -run '^$$' -fuzz '^FuzzParseNotification$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onvif -run '^$$' -fuzz '^FuzzParsePullMessages$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onvif -run '^$$' -fuzz '^FuzzParseChallenge$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin data

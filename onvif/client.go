@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,7 @@ type Client struct {
 	mu       sync.Mutex
 	offset   time.Duration // camera clock minus local clock
 	services Services
-	nc       int  // digest nonce count
+	nc       int // digest nonce count
 	chal     *challenge
 }
 
@@ -123,7 +124,9 @@ func (c *Client) callWith(ctx context.Context, endpoint, action, body string, o 
 			c.nc++
 			nc := c.nc
 			c.mu.Unlock()
-			a, err := chal.authorization(c.User, c.Password, http.MethodPost, u.RequestURI(), nc)
+			cb := make([]byte, 8)
+			_, _ = rand.Read(cb)
+			a, err := chal.authorization(c.User, c.Password, http.MethodPost, u.RequestURI(), nc, hex.EncodeToString(cb))
 			if err != nil {
 				return nil, err
 			}

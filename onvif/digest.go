@@ -2,7 +2,6 @@ package onvif
 
 import (
 	"crypto/md5"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -72,7 +71,7 @@ func splitParams(s string) []string {
 
 // authorization returns the Authorization header answering c (RFC 7616,
 // MD5 or SHA-256, qop auth or none).
-func (c challenge) authorization(user, password, method, uri string, nc int) (string, error) {
+func (c challenge) authorization(user, password, method, uri string, nc int, cnonce string) (string, error) {
 	var newHash func() hash.Hash
 	switch strings.ToUpper(c.algorithm) {
 	case "", "MD5":
@@ -92,9 +91,6 @@ func (c challenge) authorization(user, password, method, uri string, nc int) (st
 	var b strings.Builder
 	fmt.Fprintf(&b, `Digest username="%s", realm="%s", nonce="%s", uri="%s"`, user, c.realm, c.nonce, uri)
 	if c.qop != "" {
-		cb := make([]byte, 8)
-		_, _ = rand.Read(cb)
-		cnonce := hex.EncodeToString(cb)
 		ncs := fmt.Sprintf("%08x", nc)
 		fmt.Fprintf(&b, `, qop=auth, nc=%s, cnonce="%s", response="%s"`, ncs, cnonce, hx(ha1+":"+c.nonce+":"+ncs+":"+cnonce+":auth:"+ha2))
 	} else {

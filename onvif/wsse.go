@@ -2,6 +2,7 @@ package onvif
 
 import (
 	"crypto/sha1"
+	"crypto/subtle"
 	"encoding/base64"
 	"time"
 )
@@ -41,5 +42,6 @@ func VerifyUsernameToken(header *Node, user, password string) bool {
 	h.Write(nonce)
 	h.Write([]byte(created))
 	h.Write([]byte(password))
-	return base64.StdEncoding.EncodeToString(h.Sum(nil)) == tok.Child("Password").Value()
+	want := base64.StdEncoding.EncodeToString(h.Sum(nil))
+	return subtle.ConstantTimeCompare([]byte(want), []byte(tok.Child("Password").Value())) == 1
 }
