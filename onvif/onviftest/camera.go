@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -206,6 +207,9 @@ func (c *Camera) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, status := c.answer(r, env, op)
+	if os.Getenv("ONVIFTEST_DEBUG") != "" {
+		fmt.Fprintf(os.Stderr, "onviftest: %s %s %d %.300s\n", r.URL.Path, op, status, body)
+	}
 	if status != http.StatusOK {
 		c.fault(w, status, "Sender", resp, op+": "+resp)
 		return
@@ -214,6 +218,9 @@ func (c *Camera) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.calls[op]++
 	c.mu.Unlock()
 	w.Header().Set("Content-Type", "application/soap+xml; charset=utf-8")
+	// A length, not chunks: cameras send one, and some clients (libonvif)
+	// read no chunked bodies.
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp)))
 	_, _ = io.WriteString(w, resp)
 }
 
