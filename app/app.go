@@ -102,6 +102,7 @@ type App struct {
 	decoders   *decodeproc.Pool // decoder processes (app/thumbs.go)
 	thumbs     *thumbsPart      // thumbnails and snapshots (app/thumbs.go)
 	motion     *motion.Service  // motion events (app/motion.go)
+	onvif      *onvifPart       // ONVIF stream addresses and events (app/onvif.go)
 
 	cat       *catalogue.Catalogue // every reader of recordings (app/catalogue.go)
 	journal   *catalogue.Journal   // gap records, on a recorder (app/catalogue.go)
@@ -263,6 +264,7 @@ func (a *App) startRecorder() error {
 	if err := a.startWebRTC(); err != nil {
 		return err
 	}
+	a.onvif = newONVIF(a)
 	a.rec = recorder.New(recorder.Config{
 		NodeID:  cfg.NodeID,
 		Spool:   a.spool,
@@ -283,7 +285,7 @@ func (a *App) startRecorder() error {
 		OnGap:            a.recordGap,
 		StopCause:        a.stopCause,
 		LastRecorded:     a.lastRecorded,
-		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
+		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer(), a.onvif.consumer()}, a.startImaging()...),
 		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),

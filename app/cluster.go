@@ -131,6 +131,9 @@ func (a *App) resolveCamera(c camera.Config) (ingest.Camera, error) {
 		if url == "" {
 			return spec, ingest.Permanent(ingest.ReasonBadURL, fmt.Errorf("camera %s has no source url", c.ID))
 		}
+		if url, err = a.onvif.resolve(c, url); err != nil { // app/onvif.go
+			return spec, err
+		}
 		spec.URL = url
 		return spec, nil
 	}

@@ -62,7 +62,9 @@ type activeEvent struct {
 	replayed bool
 }
 
-func sourceKey(items []Item) string {
+// SourceKey is the Source of an Event made from items: "Name=Value" pairs,
+// sorted, joined by ",".
+func SourceKey(items []Item) string {
 	parts := make([]string, 0, len(items))
 	for _, it := range items {
 		parts = append(parts, it.Name+"="+it.Value)
@@ -81,7 +83,7 @@ func (j *Joiner) Add(n Notification, t time.Time) []Event {
 	if j.active == nil {
 		j.active = make(map[string]*activeEvent)
 	}
-	src := sourceKey(n.Source)
+	src := SourceKey(n.Source)
 	key := n.Path + "\x00" + src
 	on, known := State(rule, n)
 	if n.Operation == OpDeleted {

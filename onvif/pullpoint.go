@@ -25,6 +25,8 @@ type PullPoint struct {
 	Joiner *Joiner
 	// OnEvent receives each joined event, on Run's goroutine. Required.
 	OnEvent func(Event)
+	// OnSubscribed, when set, is called once the subscription exists.
+	OnSubscribed func()
 	// OnNotification, when set, receives every notification (with the
 	// local time it was given), before it is joined.
 	OnNotification func(Notification, time.Time)
@@ -73,6 +75,9 @@ func (p *PullPoint) Run(ctx context.Context) error {
 		defer cancel()
 		_ = c.Unsubscribe(uctx, sub)
 	}()
+	if p.OnSubscribed != nil {
+		p.OnSubscribed()
+	}
 	renewed := c.now()
 	for {
 		if ctx.Err() != nil {
