@@ -307,7 +307,8 @@ func TestJoiner(t *testing.T) {
 	})
 	t.Run("id", func(t *testing.T) {
 		e := Event{Topic: "VideoSource/MotionAlarm", Source: "a=b", Start: at(0)}
-		if e.ID("cam-1") != e.ID("cam-1") || e.ID("cam-1") == e.ID("cam-2") || !strings.HasPrefix(e.ID("cam-1"), "o1772359200000-") {
+		again := Event{Type: TypeMotion, Topic: "VideoSource/MotionAlarm", Source: "a=b", Start: at(0), End: at(9)}
+		if again.ID("cam-1") != e.ID("cam-1") || e.ID("cam-1") == e.ID("cam-2") || !strings.HasPrefix(e.ID("cam-1"), "o1772359200000-") {
 			t.Fatalf("id %s", e.ID("cam-1"))
 		}
 	})

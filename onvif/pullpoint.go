@@ -104,9 +104,10 @@ func (p *PullPoint) Run(ctx context.Context) error {
 		for _, n := range res.Messages {
 			t := now
 			// The camera's time, corrected by the offset, unless it is
-			// unset or far from now (a camera clock that jumped).
+			// unset or far from now (a camera clock that jumped), and never
+			// after it was received (the offset is known to the second).
 			if !n.Time.IsZero() {
-				if lt := n.Time.Add(-off); lt.Sub(now).Abs() < time.Hour {
+				if lt := n.Time.Add(-off); lt.Sub(now).Abs() < time.Hour && lt.Before(now) {
 					t = lt
 				}
 			}

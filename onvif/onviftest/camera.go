@@ -90,9 +90,7 @@ func Start(o Options) (*Camera, error) {
 		states: map[string]bool{}, subs: map[string]*subscription{}, calls: map[string]int{},
 	}
 	c.Base = "http://" + ln.Addr().String()
-	if strings.HasSuffix(c.Base, ":80") {
-		c.Base = strings.TrimSuffix(c.Base, ":80")
-	}
+	c.Base = strings.TrimSuffix(c.Base, ":80")
 	c.URL = c.Base + "/onvif/device_service"
 	c.srv = &http.Server{Handler: c, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = c.srv.Serve(ln) }()
@@ -125,6 +123,14 @@ func (c *Camera) Set(kind string, on bool) error {
 		s.push(msg)
 	}
 	return nil
+}
+
+// Reboot drops every subscription, as a camera restarting does; the alarm
+// states stay.
+func (c *Camera) Reboot() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.subs)
 }
 
 // Subscriptions is the number of subscriptions open.
