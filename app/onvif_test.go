@@ -16,6 +16,8 @@ import (
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/onvif/onviftest"
+	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/synth"
 )
 
 func onvifCamera(t *testing.T, vendor string) *onviftest.Camera {
@@ -143,4 +145,81 @@ func TestONVIFEvents(t *testing.T) {
 func permanent(err error) bool {
 	_, ok := ingest.IsPermanent(err)
 	return ok
+}
+
+// TestONVIFConfiguredCamera records a configured onvif:// camera through
+// New: the fake names a synthetic RTSP camera, the node records it, and a
+// motion event of the camera carries the node's keyframe as its image.
+func TestONVIFConfiguredCamera(t *testing.T) {
+	srv := synth.NewServer(synth.Config{Addr: "127.0.0.1:0", Cameras: []synth.CameraSpec{{Path: "cam1", Codec: synth.CodecH264}}})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	hik, _ := onviftest.VendorByName("hikvision")
+	fake, err := onviftest.Start(onviftest.Options{Vendor: hik, User: "admin", Password: "pw", StreamURI: srv.URL("cam1"), MaxPullWait: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	c := config.Default()
+	c.DataDir = t.TempDir()
+	c.NodeID = "node-test"
+	c.HTTP.Addr = "127.0.0.1:0"
+	c.NATS.Listen = "127.0.0.1:0"
+	c.Recording.SegmentDuration = config.Duration(4 * time.Second)
+	c.Ingest.AllowPrivateNetworks = true
+	c.Cameras = []config.Camera{{ID: "cam1", URL: "onvif://admin:pw@" + strings.TrimPrefix(fake.Base, "http://") + "?stream=0", HistoryDays: 7}}
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := New(ctx, c, Mode{Name: "test", Recorder: true, DecoderCommand: testDecoderCommand(t)}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	nc, err := nats.Connect(a.Bus().ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	msgs := make(chan *nats.Msg, 16)
+	sub, err := nc.ChanSubscribe("vigia.events.cam1.*", msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	_ = nc.Flush()
+
+	waitFor(t, 20*time.Second, "a keyframe and the subscription", func() bool {
+		return a.thumbs.svc.Recording("cam1") && a.thumbs.svc.Stats().Minute > 0 && fake.Subscriptions() == 1 && fake.Calls("PullMessages") > 0
+	})
+	if err := fake.Set("motion", true); err != nil {
+		t.Fatal(err)
+	}
+	pulls := fake.Calls("PullMessages")
+	waitFor(t, 10*time.Second, "the start pulled", func() bool { return fake.Calls("PullMessages") > pulls+1 })
+	if err := fake.Set("motion", false); err != nil {
+		t.Fatal(err)
+	}
+	var e onvifMessage
+	select {
+	case m := <-msgs:
+		if err := json.Unmarshal(m.Data, &e); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no event")
+	}
+	if e.Type != 5 || e.ImageKey != storage.EventImageKey("cam1", e.ID) {
+		t.Fatalf("event %+v, want motion with its image", e)
+	}
+	if w, h := checkJPEG(t, a.store, e.ImageKey); w != 1280 || h != 720 {
+		t.Fatalf("event image %dx%d", w, h)
+	}
 }
