@@ -9,7 +9,7 @@ MINIO_VERSION       := v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION := v0.7.0
 APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libswresample-dev libavutil-dev ffmpeg chromium postgresql curl jq \
                        python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
-                       gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0 gstreamer1.0-libav
+                       gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0 gstreamer1.0-libav onvif-tools
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # MediaMTX, a peer of the interop matrix (e2e.TestInteropMatrix), from
@@ -31,7 +31,7 @@ TEST_TIMEOUT ?= 25m
 RACE_PKGS    := ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -58,12 +58,23 @@ lint: deps-tools
 	$(VIGIA_TOOLS)/staticcheck ./...
 
 ## deps: Debian packages and tools, each only when missing
-deps: deps-apt deps-tools deps-npm
+deps: deps-apt deps-tools deps-npm deps-npm-onvif
 
 ## deps-npm: hls.js for the player (pinned in player/package-lock.json), npm ci
 ## only when the bundle is missing or the lock changed; embedded at build time
 HLS_BUNDLE := player/assets/hls.min.js
 deps-npm: $(HLS_BUNDLE)
+
+## deps-npm-onvif: the npm onvif client (pinned in
+## onvif/onviftest/js/package-lock.json), a peer of the fake ONVIF camera's
+## interop test (onviftest.TestNPMClient); tests only, never in the binary
+ONVIF_NPM := onvif/onviftest/js/node_modules/onvif/package.json
+deps-npm-onvif: $(ONVIF_NPM)
+
+$(ONVIF_NPM): onvif/onviftest/js/package.json onvif/onviftest/js/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q npm; }
+	cd onvif/onviftest/js && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
 
 $(HLS_BUNDLE): player/package.json player/package-lock.json
 	@command -v npm >/dev/null || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q npm; }
@@ -161,6 +172,10 @@ fuzz:
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseStatCPU$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseSample$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./bench -run '^$$' -fuzz '^FuzzParseProcStatBusy$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onvif -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onvif -run '^$$' -fuzz '^FuzzParseNotification$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onvif -run '^$$' -fuzz '^FuzzParsePullMessages$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onvif -run '^$$' -fuzz '^FuzzParseChallenge$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin data

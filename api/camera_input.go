@@ -88,7 +88,11 @@ func (s *Server) parseCamera(ctx context.Context, in map[string]any, errs fieldE
 		}
 		model, okModel := s.cfg.Info.model(c.ModelID)
 		if c.DNS != "" && c.Port != "" && c.User != "" && pass != "" && okModel && len(errs) == 0 {
-			ci.sourceURL = rtspURL(c.DNS, c.Port, c.User, pass, model.RTSPPath, c.Channel, c.Stream)
+			if model.RTSPPath == onvifPath {
+				ci.sourceURL = onvifURL(c.DNS, c.Port, c.User, pass, c.Stream)
+			} else {
+				ci.sourceURL = rtspURL(c.DNS, c.Port, c.User, pass, model.RTSPPath, c.Channel, c.Stream)
+			}
 		}
 	case camera.RTMP:
 		if typed != "" {
@@ -164,6 +168,20 @@ func rtspURL(host, port, user, pass, path string, channel int, stream string) st
 	path = strings.NewReplacer("{channel}", strconv.Itoa(channel), "{stream}", stream, "{stream1}", stream1).Replace(path)
 	u := url.URL{Scheme: "rtsp", User: url.UserPassword(user, pass), Host: net.JoinHostPort(host, port)}
 	return u.String() + path
+}
+
+// onvifPath is the rtsp_path of models whose cameras are asked for their
+// RTSP URL over ONVIF by the recording node (docs/onvif.md).
+const onvifPath = "onvif"
+
+// onvifURL is the source URL of such a camera: its ONVIF (HTTP) address,
+// credentials and stream (0 main, 1 secondary).
+func onvifURL(host, port, user, pass, stream string) string {
+	if stream == "" {
+		stream = "0"
+	}
+	u := url.URL{Scheme: "onvif", User: url.UserPassword(user, pass), Host: net.JoinHostPort(host, port), RawQuery: "stream=" + stream}
+	return u.String()
 }
 
 // checkAddress refuses a URL whose host is, or resolves to, a loopback,

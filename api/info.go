@@ -64,7 +64,7 @@ func DefaultCreationInfo() CreationInfo {
 				{ID: 5, Name: "IPC (IP camera)", ManufacturerID: 3, RTSPPath: dahua},
 			}},
 			{ID: 4, Name: "Generic", CameraModel: []Model{
-				{ID: 6, Name: "ONVIF Profile S", ManufacturerID: 4, RTSPPath: hik},
+				{ID: 6, Name: "ONVIF Profile S", ManufacturerID: 4, RTSPPath: onvifPath},
 			}},
 		},
 		Plans: Plans{

@@ -107,6 +107,7 @@ type App struct {
 	decoders   *decodeproc.Pool // decoder processes (app/thumbs.go)
 	thumbs     *thumbsPart      // thumbnails and snapshots (app/thumbs.go)
 	motion     *motion.Service  // motion events (app/motion.go)
+	onvif      *onvifPart       // ONVIF stream addresses and events (app/onvif.go)
 
 	cat       *catalogue.Catalogue // every reader of recordings (app/catalogue.go)
 	journal   *catalogue.Journal   // gap records, on a recorder (app/catalogue.go)
@@ -277,11 +278,13 @@ func (a *App) startRecorder() error {
 	if err := a.startWebRTC(); err != nil {
 		return err
 	}
+	a.onvif = newONVIF(a)
 	a.rec = recorder.New(recorder.Config{
 		NodeID:    cfg.NodeID,
 		Spool:     a.spool,
 		Drivers:   a.ingestDrivers(decodeErr),
 		Keys:      a.keys,
+		Discover:  a.onvif.resolve,
 		Registry:  a.bus,
 		Retention: a.days,
 		Ends:      natsEnds{bus: a.bus, node: cfg.NodeID},
@@ -301,7 +304,7 @@ func (a *App) startRecorder() error {
 		FragmentDuration: time.Duration(cfg.Recording.FragmentDuration),
 		MaxCameraRate:    cfg.Recording.CameraRateCap(),
 		MaxSegmentBytes:  int64(cfg.Recording.MaxSegmentSize),
-		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer()}, a.startImaging()...),
+		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer(), a.onvif.consumer()}, a.startImaging()...),
 		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),

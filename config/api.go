@@ -27,7 +27,7 @@ type CameraModel struct {
 	ID             int    `yaml:"id" doc:"Model id (the model_id of cameras), 1 or more; unique."`
 	Name           string `yaml:"name" doc:"Model name."`
 	ManufacturerID int    `yaml:"manufacturer_id" doc:"Id of the model's manufacturer."`
-	RTSPPath       string `yaml:"rtsp_path" doc:"Path and query of the model's RTSP URL; {channel}, {stream} (0 or 1) and {stream1} (1 or 2) are replaced."`
+	RTSPPath       string `yaml:"rtsp_path" doc:"Path and query of the model's RTSP URL; {channel}, {stream} (0 or 1) and {stream1} (1 or 2) are replaced. onvif: the camera is asked for it (ONVIF GetStreamUri; port is then the camera's ONVIF HTTP port; docs/onvif.md)."`
 }
 
 // Resolution is a plan resolution of the creation info.

@@ -50,8 +50,8 @@ func (c *Config) validateAPI(v *validator) {
 		if len(a.Manufacturers) > 0 && !mf[m.ManufacturerID] {
 			v.add(key+".manufacturer_id", fmt.Errorf("%w %d (no such manufacturer)", ErrInvalidValue, m.ManufacturerID))
 		}
-		if !strings.HasPrefix(m.RTSPPath, "/") {
-			v.add(key+".rtsp_path", fmt.Errorf("%w %q (want a path starting with /)", ErrInvalidValue, m.RTSPPath))
+		if !strings.HasPrefix(m.RTSPPath, "/") && m.RTSPPath != "onvif" {
+			v.add(key+".rtsp_path", fmt.Errorf("%w %q (want a path starting with /, or onvif)", ErrInvalidValue, m.RTSPPath))
 		}
 	}
 	res := map[int]bool{}

@@ -27,7 +27,7 @@ func (c *Config) validateCameras(v *validator) {
 		if cam.URL == "" {
 			v.add(key("url"), ErrRequired)
 		} else if !strings.HasPrefix(strings.ToLower(cam.URL), "rtmp-push:") {
-			v.url(key("url"), cam.URL, "rtsp", "rtsps", "rtmp", "rtmps", "p2p")
+			v.url(key("url"), cam.URL, "rtsp", "rtsps", "rtmp", "rtmps", "p2p", "onvif")
 		}
 		if cam.Transport != "" {
 			v.oneOf(key("transport"), cam.Transport, "tcp", "udp", "auto")

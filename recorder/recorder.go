@@ -44,6 +44,13 @@ type Config struct {
 	// records, and seals those of static cameras.
 	Keys *sign.Keys
 
+	// Discover, optional, turns a camera's opened source URL into the URL
+	// its driver takes: an onvif:// camera's RTSP address is asked of the
+	// device (app/onvif.go). It runs on the camera's owner goroutine, so it
+	// must return within a bounded time; an error wrapping
+	// ingest.PermanentError sets ERRO PERMANENTE until the record changes.
+	Discover func(c camera.Config, url string) (string, error)
+
 	// Registry, optional, is the cameras' registry, into which Register
 	// writes static cameras.
 	Registry Registry

@@ -30,6 +30,11 @@ func (r *Recorder) resolve(c camera.Config) (ingest.Camera, error) {
 		if url == "" {
 			return spec, ingest.Permanent(ingest.ReasonBadURL, fmt.Errorf("camera %s has no source url", c.ID))
 		}
+		if r.cfg.Discover != nil {
+			if url, err = r.cfg.Discover(c, url); err != nil {
+				return spec, err
+			}
+		}
 		spec.URL = url
 		return spec, nil
 	}
