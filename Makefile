@@ -28,7 +28,7 @@ export VIGIA_MEDIAMTX
 TEST_TIMEOUT ?= 25m
 # Packages whose goroutines, locks and timers are tested again under the race
 # detector by make test.
-RACE_PKGS    := ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign
+RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
 .PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif bench soak soak-e2e soak-bench clean fuzz cluster

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"github.com/vigia/vigia/testenv"
-
 	"context"
 	"encoding/json"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"github.com/vigia/vigia/onvif/onviftest"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 func onvifCamera(t *testing.T, vendor string) *onviftest.Camera {
