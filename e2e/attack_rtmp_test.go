@@ -305,7 +305,7 @@ func TestRTMPAttack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "the push server listening", func() bool { return a.RTMPServer().Addr() != "" })
+	testenv.WaitFor(t, 10*time.Second, "the push server listening", func() bool { return a.RTMPServer().Addr() != "" })
 	addr := a.RTMPServer().Addr()
 	publish := func(ctx context.Context, id string) <-chan struct{} {
 		done := make(chan struct{})
@@ -417,12 +417,12 @@ func TestRTMPAttack(t *testing.T) {
 	// Every camera, before, through and after the attack.
 	for i := 1; i <= cameras; i++ {
 		id := fmt.Sprintf("c%d", i)
-		waitFor(t, 60*time.Second, id+" recording past the attack", func() bool {
+		testenv.WaitFor(t, 60*time.Second, id+" recording past the attack", func() bool {
 			segs := segments(t, st, id)
 			return len(segs) > 0 && segs[len(segs)-1].StartMs > to.UnixMilli()
 		})
 	}
-	waitFor(t, 60*time.Second, "push-1 recording past the attack", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "push-1 recording past the attack", func() bool {
 		segs := segments(t, st, "push-1")
 		return len(segs) > 0 && segs[len(segs)-1].StartMs > to.UnixMilli()
 	})
@@ -476,7 +476,7 @@ func TestRTMPAttackRSS(t *testing.T) {
 		}
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", rtmpPort)
-	waitFor(t, 60*time.Second, "serve recording its synthetic cameras", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "serve recording its synthetic cameras", func() bool {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			return false

@@ -326,11 +326,11 @@ func TestInteropMatrix(t *testing.T) {
 			base = fmt.Sprintf("%s://127.0.0.1:%d/%s", scheme, gstPorts[c.server], c.name)
 		case peerFF:
 			r := relays[c.server]
-			waitFor(t, 20*time.Second, "ffmpeg publishing "+c.name, func() bool { return r.ready(c.name) })
+			testenv.WaitFor(t, 20*time.Second, "ffmpeg publishing "+c.name, func() bool { return r.ready(c.name) })
 			base = r.url + "/" + c.name
 		case peerMTX:
 			mx := mtxs[c.server]
-			waitFor(t, 20*time.Second, "ffmpeg publishing "+c.name, func() bool { return mx.publishing(mtxPath(c)) })
+			testenv.WaitFor(t, 20*time.Second, "ffmpeg publishing "+c.name, func() bool { return mx.publishing(mtxPath(c)) })
 			base = mx.rtsp + "/" + mtxPath(c)
 			if c.tls {
 				base = mx.rtsps + "/" + mtxPath(c)
@@ -366,7 +366,7 @@ func TestInteropMatrix(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			if c.failure != "" {
-				waitFor(t, 30*time.Second, "ERRO PERMANENTE", func() bool {
+				testenv.WaitFor(t, 30*time.Second, "ERRO PERMANENTE", func() bool {
 					s, _ := a.Recorder().Status(c.name)
 					return s.Code == status.Permanent
 				})
@@ -381,7 +381,7 @@ func TestInteropMatrix(t *testing.T) {
 			}
 			segs := waitSegments(t, st, c.name, c.segments(), 60*time.Second)
 			if c.lossy() {
-				waitFor(t, 60*time.Second, "a segment after a loss", func() bool {
+				testenv.WaitFor(t, 60*time.Second, "a segment after a loss", func() bool {
 					segs = segments(t, st, c.name)
 					return hasGap(segs, 0) >= 0
 				})

@@ -74,7 +74,7 @@ func TestTimestampFaults(t *testing.T) {
 	if until := started.Add(45 * time.Second); until.After(end) {
 		end = until
 	}
-	waitFor(t, time.Until(end)+60*time.Second, "segments after the faults", func() bool {
+	testenv.WaitFor(t, time.Until(end)+60*time.Second, "segments after the faults", func() bool {
 		for _, id := range []string{"back", "day", "slow"} {
 			n := 0
 			for _, s := range segments(t, st, id) {
