@@ -120,6 +120,7 @@ func one(t *testing.T, what string, v any) any {
 // storage) recording a synthetic camera, and checks status codes, field
 // names and JSON types, including the interface's odd ones.
 func TestAPISpecCalls(t *testing.T) {
+	t.Parallel()
 	log, _ := testLogger(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"})
 	a := startServeNode(t, "api-node", log)

@@ -17,6 +17,7 @@ import (
 // secondary stream, the listing shows the new stream's size; a new
 // history_days reaches the segments stored after it.
 func TestCameraEditsTakeEffect(t *testing.T) {
+	t.Parallel()
 	log, _ := testLogger(t)
 	cams := startSynth(t,
 		synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"},
