@@ -30,8 +30,9 @@ TEST_TIMEOUT ?= 25m
 # -parallel, which defaults to the number of cores). The end-to-end tests
 # spend most of their time waiting for segments, outages and reconnections,
 # not computing, so four run at once even on two cores. Tests that hold
-# frames to the wall clock or watch this process's heap (latency, the RTMP
-# attack, the timestamp faults) are not t.Parallel: they run alone first.
+# frames to the wall clock or watch this process's heap (the live latency,
+# the RTMP attack, the timestamp faults, the interop matrix) are not
+# t.Parallel: they run first, one at a time.
 TEST_PARALLEL ?= 4
 # Packages whose goroutines, locks and timers are tested again under the race
 # detector by make test.

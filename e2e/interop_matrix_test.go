@@ -217,7 +217,9 @@ func TestInteropMatrix(t *testing.T) {
 			key := c.video + "+" + c.audio
 			mu.Lock()
 			_, seen := clips[key]
-			clips[key] = nil
+			if !seen {
+				clips[key] = nil // claimed: one encoding per clip
+			}
 			mu.Unlock()
 			if seen {
 				continue
