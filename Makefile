@@ -26,6 +26,14 @@ endif
 export VIGIA_MEDIAMTX
 
 TEST_TIMEOUT ?= 25m
+# How many tests marked t.Parallel run at once in one package (go test's
+# -parallel, which defaults to the number of cores). The end-to-end tests
+# spend most of their time waiting for segments, outages and reconnections,
+# not computing, so four run at once even on two cores. Tests that hold
+# frames to the wall clock or watch this process's heap (the live latency,
+# the RTMP attack, the timestamp faults, the interop matrix) are not
+# t.Parallel: they run first, one at a time.
+TEST_PARALLEL ?= 4
 # Packages whose goroutines, locks and timers are tested again under the race
 # detector by make test.
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign
@@ -43,15 +51,16 @@ run: deps-apt build
 	./bin/vigia serve $(RUN_ARGS)
 
 ## test: install what is missing, lint, then every test, then the
-## concurrent packages again under the race detector
+## concurrent packages again under the race detector. go test's own vet
+## pass is off in test-go and test-race: lint has run go vet's full set.
 test: deps lint test-go test-race
 
 test-go:
 	@[ -n "$(VIGIA_MEDIAMTX)" ] || echo "MediaMTX cells of the interop matrix will not run: no $(PEERS_DIR)/mediamtx.xz and VIGIA_MEDIAMTX unset"
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) ./...
 
 test-race:
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+	$(GO) test -race -count=1 -vet=off -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
 lint: deps-tools
 	$(GO) vet ./...
@@ -126,7 +135,7 @@ SOAK_WARMUP ?= 30m
 soak: soak-e2e soak-bench
 
 soak-e2e: deps
-	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestStorageOutage|TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras|TestCameraKilledLongReconnects'
+	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestStorageOutage|TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras|TestCameraKilledLongReconnects|TestClusterEditsChurn|TestNATSClusterFaults'
 
 soak-bench: deps build
 	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup $(SOAK_WARMUP) --sample-every 20s --flap 0.1 --discard --nats-process --ffmpeg-sample 0 --max-growth 1 $(SOAK_ARGS)

@@ -19,6 +19,7 @@ import (
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 const apiOperator = "e2e-operator-token-0123456789abcdef"
@@ -119,6 +120,7 @@ func one(t *testing.T, what string, v any) any {
 // storage) recording a synthetic camera, and checks status codes, field
 // names and JSON types, including the interface's odd ones.
 func TestAPISpecCalls(t *testing.T) {
+	t.Parallel()
 	log, _ := testLogger(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"})
 	a := startServeNode(t, "api-node", log)
@@ -179,7 +181,7 @@ func TestAPISpecCalls(t *testing.T) {
 
 	// The recorder picks the camera up from the registry within seconds.
 	var listed map[string]any
-	waitFor(t, 30*time.Second, "camera ONLINE in the listing", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "camera ONLINE in the listing", func() bool {
 		v := api.call("GET", "/api/v4/cameras"+ut+"&p=hls", nil, 200)
 		data := v.(map[string]any)["data"].([]any)
 		for _, d := range data {
@@ -239,7 +241,7 @@ func TestAPISpecCalls(t *testing.T) {
 		isWHEP("live url operation", lv["data"].(string))
 		lv = shape(t, "live url", api.call("GET", p+ut+"&id="+id+"&p=hls", nil, 200), map[string]string{"code": "number", "msg": "string", "data": "string"})
 		liveURL := lv["data"].(string)
-		waitFor(t, 20*time.Second, "live playlist", func() bool {
+		testenv.WaitFor(t, 20*time.Second, "live playlist", func() bool {
 			res, err := http.Get(liveURL)
 			if err != nil {
 				return false
@@ -328,7 +330,7 @@ func TestAPISpecCalls(t *testing.T) {
 	o.Close()
 	day := time.Now().UTC().Format(time.DateOnly)
 	var page map[string]any
-	waitFor(t, 20*time.Second, "event stored", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "event stored", func() bool {
 		page = shape(t, "events page", one(t, "events", api.call("GET", "/api/v1/events"+op+"&start_at="+day+"&end_at="+day+"&event_types=5&camera="+id, nil, 200)),
 			map[string]string{"total": "number", "per_page": "number", "current_page": "number", "last_page": "number", "data": "array"})
 		return page["total"] == float64(1)
@@ -351,7 +353,7 @@ func TestAPISpecCalls(t *testing.T) {
 	api.call("GET", "/api/v4/cameras?token="+biaToken, nil, 200)
 	shape(t, "block client", api.call("GET", "/api/client/block/"+apiOperator+"/11222333000181", nil, 200), map[string]string{"code": "number", "msg": "string"})
 	api.call("GET", "/api/v4/cameras"+ut, nil, 403)
-	waitFor(t, 20*time.Second, "camera of the blocked client removed from the registry", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "camera of the blocked client removed from the registry", func() bool {
 		_, ok, err := a.Bus().GetCamera(t.Context(), id)
 		return err == nil && !ok
 	})

@@ -223,7 +223,7 @@ func TestAudioFFmpeg(t *testing.T) {
 	log, logs := testLogger(t)
 	a := startApp(t, c, log)
 	for _, path := range []string{"pcmu", "opus", "g726"} {
-		waitFor(t, 20*time.Second, "ffmpeg publishing "+path, func() bool {
+		testenv.WaitFor(t, 20*time.Second, "ffmpeg publishing "+path, func() bool {
 			return strings.Contains(mtx.log.String(), "is publishing to path '"+path+"'")
 		})
 		if err := a.RecordCamera(ingest.Camera{ID: "mtx-" + path, URL: mtx.rtsp + "/" + path, Sound: true, Trusted: true}); err != nil {
@@ -233,7 +233,7 @@ func TestAudioFFmpeg(t *testing.T) {
 	if err := a.RecordCamera(ingest.Camera{ID: "push-pcma", URL: "rtmp-push:", Sound: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the push server listening", func() bool { return a.RTMPServer().Addr() != "" })
+	testenv.WaitFor(t, 10*time.Second, "the push server listening", func() bool { return a.RTMPServer().Addr() != "" })
 	publish(t, pcma, a.PushURL("push-pcma"), "-f", "flv")
 
 	st := openS3(t, c)
@@ -318,7 +318,7 @@ func TestAudioPlaysInChromium(t *testing.T) {
 				t.Fatalf("%s: read the video element: %v", page, err)
 			}
 		}
-		waitFor(t, 30*time.Second, page+" playing 1 s with audio decoded", func() bool {
+		testenv.WaitFor(t, 30*time.Second, page+" playing 1 s with audio decoded", func() bool {
 			read()
 			if state.Error != "" {
 				t.Fatalf("%s: media error %s", page, state.Error)

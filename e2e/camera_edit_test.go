@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestCameraEditsTakeEffect: in a node wired like `vigia serve`, a camera
@@ -16,6 +17,7 @@ import (
 // secondary stream, the listing shows the new stream's size; a new
 // history_days reaches the segments stored after it.
 func TestCameraEditsTakeEffect(t *testing.T) {
+	t.Parallel()
 	log, _ := testLogger(t)
 	cams := startSynth(t,
 		synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"},
@@ -48,19 +50,19 @@ func TestCameraEditsTakeEffect(t *testing.T) {
 		t.Fatalf("camera %s not listed", id)
 		return nil
 	}
-	waitFor(t, 30*time.Second, "camera ERRO PERMANENTE with a wrong password", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "camera ERRO PERMANENTE with a wrong password", func() bool {
 		return listed()["stream_status_desc"] == "ERRO PERMANENTE"
 	})
 
 	// The password fixed: ONLINE and recording.
 	fixed := time.Now()
 	api.call("PUT", "/api/v1/cameras/"+id+op, body("pw", "0", 7), 201)
-	waitFor(t, 20*time.Second, "camera ONLINE after the password was fixed", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "camera ONLINE after the password was fixed", func() bool {
 		m := listed()
 		return m["stream_status_desc"] == "ONLINE" && m["last_recieved_width"] == float64(1280)
 	})
 	online := time.Since(fixed)
-	waitFor(t, 20*time.Second, "a segment recorded after the fix", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "a segment recorded after the fix", func() bool {
 		for _, s := range segments(t, a.Store(), id) {
 			if s.StartMs >= fixed.UnixMilli() {
 				return true
@@ -73,7 +75,7 @@ func TestCameraEditsTakeEffect(t *testing.T) {
 	// The secondary stream: the listing shows its size.
 	moved := time.Now()
 	api.call("PUT", "/api/v1/cameras/"+id+op, body("pw", "1", 7), 201)
-	waitFor(t, 20*time.Second, "the secondary stream's size in the listing", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the secondary stream's size in the listing", func() bool {
 		m := listed()
 		return m["stream_status_desc"] == "ONLINE" && m["last_recieved_width"] == float64(640)
 	})
@@ -82,7 +84,7 @@ func TestCameraEditsTakeEffect(t *testing.T) {
 	// history_days: segments stored after the edit carry the new value.
 	changed := time.Now()
 	api.call("PUT", "/api/v1/cameras/"+id+op, body("pw", "1", 30), 201)
-	waitFor(t, 20*time.Second, "a segment stored with the new history_days", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "a segment stored with the new history_days", func() bool {
 		for _, s := range segments(t, a.Store(), id) {
 			if s.StartMs < changed.Add(time.Second).UnixMilli() {
 				continue

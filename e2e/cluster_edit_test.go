@@ -21,6 +21,7 @@ import (
 	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 // statusLog collects every status message of the cluster, with the time it
@@ -142,7 +143,7 @@ func (c churn) run(t *testing.T) {
 		nodes[n] = e.node(n)
 	}
 	start := time.Now()
-	waitFor(t, 90*time.Second, "every camera recording", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "every camera recording", func() bool {
 		for _, id := range ids {
 			if _, ok := e.recordingSince(id, start); !ok {
 				return false
@@ -306,7 +307,7 @@ func TestDuplicateNodeIDRefused(t *testing.T) {
 	e := newClusterEnv(t, 2)
 	first := e.node("same")
 	start := time.Now()
-	waitFor(t, 60*time.Second, "both cameras recording", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "both cameras recording", func() bool {
 		for _, cam := range []string{"c1", "c2"} {
 			if _, ok := e.recordingSince(cam, start); !ok {
 				return false
@@ -351,7 +352,7 @@ func TestClusterCapacity(t *testing.T) {
 	limit := "recording: {segment_duration: 2s, max_cameras: 3}\n"
 	e.nodeWith("cap1", limit)
 	e.nodeWith("cap2", limit)
-	waitFor(t, 60*time.Second, "six cameras leased", func() bool { return len(e.leases()) == 6 })
+	testenv.WaitFor(t, 60*time.Second, "six cameras leased", func() bool { return len(e.leases()) == 6 })
 	time.Sleep(2 * time.Second) // nothing more is taken meanwhile
 	split := byNode(e.leases())
 	if len(split["cap1"]) != 3 || len(split["cap2"]) != 3 || len(e.leases()) != 6 {
@@ -365,13 +366,13 @@ func TestClusterCapacity(t *testing.T) {
 		}
 	}
 	for _, id := range unplaced {
-		waitFor(t, 10*time.Second, id+" status saying no node has room", func() bool {
+		testenv.WaitFor(t, 10*time.Second, id+" status saying no node has room", func() bool {
 			s, ok, err := e.bus.GetStatus(context.Background(), id)
 			return err == nil && ok && s.Code == status.Offline && strings.Contains(s.LastError, "no recorder node has room")
 		})
 	}
 	e.nodeWith("cap3", limit)
-	waitFor(t, 60*time.Second, "the third node recording the two", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the third node recording the two", func() bool {
 		start := time.Now().Add(-30 * time.Second)
 		for _, id := range unplaced {
 			if _, ok := e.recordingSince(id, start); !ok {

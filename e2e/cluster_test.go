@@ -203,7 +203,7 @@ func TestClusterFailover(t *testing.T) {
 	e := newClusterEnv(t, n)
 	nodes := map[string]*exec.Cmd{"n1": e.node("n1"), "n2": e.node("n2"), "n3": e.node("n3")}
 	start := time.Now()
-	waitFor(t, 90*time.Second, "every camera leased and recording", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "every camera leased and recording", func() bool {
 		l := e.leases()
 		if len(l) != n {
 			return false
@@ -232,7 +232,7 @@ func TestClusterFailover(t *testing.T) {
 	_, _ = nodes[victim].Process.Wait()
 	killedAt := time.Now()
 	var worst time.Duration
-	waitFor(t, 60*time.Second, "the killed node's cameras recording elsewhere", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the killed node's cameras recording elsewhere", func() bool {
 		worst = 0
 		for _, cam := range moved {
 			at, ok := e.recordingSince(cam, killedAt)
@@ -256,7 +256,7 @@ func TestClusterFailover(t *testing.T) {
 	// A new node takes about a third of the cameras.
 	nodes["n4"] = e.node("n4")
 	added := time.Now()
-	waitFor(t, 60*time.Second, "the new node recording its share", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the new node recording its share", func() bool {
 		mine := byNode(e.leases())["n4"]
 		if len(mine) < 4 {
 			return false
@@ -278,7 +278,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	removed := time.Now()
-	waitFor(t, 5*time.Second, "lease of the removed camera released", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "lease of the removed camera released", func() bool {
 		_, ok := e.leases()["c1"]
 		return !ok
 	})
@@ -307,7 +307,7 @@ func TestClusterNATSOutage(t *testing.T) {
 	e := newClusterEnv(t, 2)
 	e.node("solo")
 	start := time.Now()
-	waitFor(t, 60*time.Second, "both cameras recording", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "both cameras recording", func() bool {
 		for _, cam := range []string{"c1", "c2"} {
 			if _, ok := e.recordingSince(cam, start.Add(2*time.Second)); !ok {
 				return false
@@ -320,7 +320,7 @@ func TestClusterNATSOutage(t *testing.T) {
 	time.Sleep(12 * time.Second)
 	e.startNATS()
 	back := time.Now()
-	waitFor(t, 60*time.Second, "recording goes on after NATS returned", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "recording goes on after NATS returned", func() bool {
 		_, ok := e.recordingSince("c1", back.Add(4*time.Second))
 		return ok
 	})

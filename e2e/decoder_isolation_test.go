@@ -48,7 +48,7 @@ func TestDecoderIsolation(t *testing.T) {
 	thumbnails := func() float64 {
 		return scrapeMetrics(t, a.URL()+"/metrics")[`vigia_thumbnail_images_total{kind="minute"}`]
 	}
-	waitFor(t, 30*time.Second, "thumbnails", func() bool { return thumbnails() >= 4 })
+	testenv.WaitFor(t, 30*time.Second, "thumbnails", func() bool { return thumbnails() >= 4 })
 	pool := a.Decoders()
 	restarts := func(reason string) float64 {
 		return scrapeMetrics(t, a.URL()+"/metrics")[fmt.Sprintf(`vigia_decoder_restarts_total{reason=%q}`, reason)]
@@ -62,14 +62,14 @@ func TestDecoderIsolation(t *testing.T) {
 	}
 	// Every process killed while thumbnails are made: a request in one
 	// fails, a process found dead before its next request is replaced.
-	waitFor(t, 30*time.Second, "a decoder process", func() bool { return pool.Stats().Processes > 0 })
+	testenv.WaitFor(t, 30*time.Second, "a decoder process", func() bool { return pool.Stats().Processes > 0 })
 	killed := pool.Stats().PIDs
 	for _, pid := range killed {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 30*time.Second, "the killed processes replaced by the next thumbnails", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the killed processes replaced by the next thumbnails", func() bool {
 		// The crash, then each killed process: as a crash when it had a
 		// request, as exited when found dead before one.
 		return restarts(decodeproc.ReasonCrash)+restarts(decodeproc.ReasonExited) >= float64(1+len(killed))
@@ -100,7 +100,7 @@ func TestDecoderIsolation(t *testing.T) {
 
 	// Imaging works again: new thumbnails, a snapshot over NATS.
 	before := thumbnails()
-	waitFor(t, 30*time.Second, "new thumbnails", func() bool { return thumbnails() >= before+2 })
+	testenv.WaitFor(t, 30*time.Second, "new thumbnails", func() bool { return thumbnails() >= before+2 })
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	data, err := a.Bus().RequestSnapshot(sctx, "b")
 	cancel()
@@ -112,7 +112,7 @@ func TestDecoderIsolation(t *testing.T) {
 	// Recording never stopped: segments after the faults, no gap, all
 	// readable.
 	for _, id := range []string{"a", "b"} {
-		waitFor(t, 60*time.Second, "segments of "+id+" after the faults", func() bool {
+		testenv.WaitFor(t, 60*time.Second, "segments of "+id+" after the faults", func() bool {
 			segs := segments(t, st, id)
 			return len(segs) > 0 && segs[len(segs)-1].StartMs > faultsTo.Add(2*time.Second).UnixMilli()
 		})

@@ -43,7 +43,7 @@ func TestStorageOutage(t *testing.T) {
 	time.Sleep(outage)
 	m.Start()
 	// Everything recorded during the outage arrives, plus two more.
-	waitFor(t, 90*time.Second, "segments recorded during and after the outage", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "segments recorded during and after the outage", func() bool {
 		n := 0
 		for _, s := range segments(t, st, "cam") {
 			if s.StartMs > stoppedAt.Add(outage).UnixMilli() {
@@ -143,7 +143,7 @@ cameras:
 		t.Logf("%d segments before restart (%d before the kill)", n, len(first))
 	}
 	start()
-	waitFor(t, 60*time.Second, "the recovered segment and a new one", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the recovered segment and a new one", func() bool {
 		n := 0
 		for _, s := range segments(t, st, "cam-7") {
 			if s.StartMs > killedAt.UnixMilli() {

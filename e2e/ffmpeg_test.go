@@ -61,7 +61,7 @@ func TestFFmpegPublishedStream(t *testing.T) {
 		cancel()
 		_ = pub.Wait()
 	})
-	waitFor(t, 15*time.Second, "ffmpeg publishing", r.ready)
+	testenv.WaitFor(t, 15*time.Second, "ffmpeg publishing", r.ready)
 
 	c := s3Config(t, m)
 	log, _ := testLogger(t)

@@ -64,7 +64,7 @@ func gapRecords(t *testing.T, st storage.Store, cam string) []status.Gap {
 func waitGapRecords(t *testing.T, st storage.Store, cam string, cause status.Cause, timeout time.Duration, done func([]status.Gap) bool) []status.Gap {
 	t.Helper()
 	var got []status.Gap
-	waitFor(t, timeout, "gap records of cause "+string(cause), func() bool {
+	testenv.WaitFor(t, timeout, "gap records of cause "+string(cause), func() bool {
 		got = got[:0]
 		for _, g := range gapRecords(t, st, cam) {
 			if g.Cause == cause {
@@ -168,7 +168,7 @@ func TestGapCameraAuth(t *testing.T) {
 	if err := cams.AddCamera(spec); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "status ERRO PERMANENTE", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "status ERRO PERMANENTE", func() bool {
 		s, _ := a.Recorder().Status("door")
 		return s.Code == status.Permanent
 	})
@@ -190,7 +190,7 @@ func TestGapCameraAuth(t *testing.T) {
 		}
 	}
 	// Readers see camera_auth from there on (ranked above camera_offline).
-	waitFor(t, 5*time.Second, "time past the record's start", func() bool { return time.Now().UnixMilli() > g.StartMs+500 })
+	testenv.WaitFor(t, 5*time.Second, "time past the record's start", func() bool { return time.Now().UnixMilli() > g.StartMs+500 })
 	if cause := timelineCause(t, st, "door", g.StartMs+250); cause != status.CauseCameraAuth {
 		t.Errorf("the timeline gives the time since the password changed the cause %q, want camera_auth", cause)
 	}
@@ -205,14 +205,14 @@ func TestGapNodeCrash(t *testing.T) {
 	t.Parallel()
 	e := newClusterEnv(t, 1)
 	procs := map[string]*exec.Cmd{"g1": e.node("g1"), "g2": e.node("g2")}
-	waitFor(t, 60*time.Second, "both nodes joined", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "both nodes joined", func() bool {
 		keys, err := e.bus.KV(bus.BucketNodes).Keys(t.Context())
 		return err == nil && len(keys) == 2
 	})
 	joined := time.Now()
 	// Two segments stored since both joined: the camera has settled on
 	// its node.
-	waitFor(t, 60*time.Second, "c1 recording on its node", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "c1 recording on its node", func() bool {
 		n := 0
 		for _, s := range segments(t, e.st, "c1") {
 			if s.StartMs > joined.UnixMilli() {
@@ -233,7 +233,7 @@ func TestGapNodeCrash(t *testing.T) {
 	killedAt := time.Now()
 	before := segments(t, e.st, "c1")
 	lastEnd := before[len(before)-1].EndMs()
-	waitFor(t, 60*time.Second, "c1 recording on the other node", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "c1 recording on the other node", func() bool {
 		_, ok := e.recordingSince("c1", killedAt)
 		return ok
 	})
@@ -271,12 +271,12 @@ func TestGapSpoolQuota(t *testing.T) {
 	waitSegments(t, st, "yard", 2, 60*time.Second)
 	m.Stop()
 	const metric = `vigia_segments_dropped_total{reason="spool_full"}`
-	waitFor(t, 60*time.Second, "two segments dropped for the quota", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "two segments dropped for the quota", func() bool {
 		return scrapeMetrics(t, a.URL()+"/metrics")[metric] >= 2
 	})
 	m.Start()
 	back := time.Now()
-	waitFor(t, 60*time.Second, "a segment stored after storage came back", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "a segment stored after storage came back", func() bool {
 		_, ok := segmentAfter(segments(t, st, "yard"), back)
 		return ok
 	})

@@ -141,23 +141,12 @@ func segments(t *testing.T, st storage.Store, cam string) []stored {
 // waitSegments polls until cam has at least n segments.
 func waitSegments(t *testing.T, st storage.Store, cam string, n int, timeout time.Duration) []stored {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		segs := segments(t, st, cam)
-		if len(segs) >= n {
-			return segs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("camera %s: %d segments after %v, want %d", cam, len(segs), timeout, n)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// waitFor polls cond until it holds.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testenv.WaitFor(t, timeout, what, cond)
+	var segs []stored
+	testenv.WaitFor(t, timeout, fmt.Sprintf("%d segments of camera %s", n, cam), func() bool {
+		segs = segments(t, st, cam)
+		return len(segs) >= n
+	})
+	return segs
 }
 
 // download fetches an object into a temp file.

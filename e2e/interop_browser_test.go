@@ -63,14 +63,14 @@ func playInChromium(t *testing.T, st storage.Store, camera string, seg stored) {
 		return s
 	}
 	var start state
-	waitFor(t, 30*time.Second, camera+" playing in chromium", func() bool {
+	testenv.WaitFor(t, 30*time.Second, camera+" playing in chromium", func() bool {
 		start = read()
 		if start.Error != "" {
 			t.Fatalf("%s: the video element failed: %s", camera, start.Error)
 		}
 		return start.State == "recorded" && start.Playing == "1"
 	})
-	waitFor(t, 20*time.Second, camera+" playing on for 3 s in chromium", func() bool {
+	testenv.WaitFor(t, 20*time.Second, camera+" playing on for 3 s in chromium", func() bool {
 		s := read()
 		if s.Error != "" {
 			t.Fatalf("%s: the video element failed: %s", camera, s.Error)

@@ -12,6 +12,7 @@ import (
 	"github.com/vigia/vigia/ingest"
 	"github.com/vigia/vigia/ingest/rtsp"
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/testenv"
 )
 
 // heavyVideo encodes noise at 8 Mbit/s (H.264 without B-frames): about
@@ -81,7 +82,7 @@ func TestInteropReaderNeverStalls(t *testing.T) {
 	mtx := startMediaMTX(t)
 	clip := interopClip(t, "heavy", 45, heavyVideo, []string{"-c:a", "aac", "-b:a", "64k"})
 	publish(t, clip, mtx.rtsp+"/cam", "-f", "rtsp", "-rtsp_transport", "tcp")
-	waitFor(t, 20*time.Second, "ffmpeg publishing", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "ffmpeg publishing", func() bool {
 		return strings.Contains(mtx.log.String(), "is publishing to path 'cam'")
 	})
 	src := rtsp.New(ingest.Camera{ID: "cam", URL: mtx.rtsp + "/cam", Transport: "tcp", Sound: true, Trusted: true},
@@ -99,7 +100,7 @@ func TestInteropReaderNeverStalls(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	waitFor(t, 20*time.Second, "the source reading", func() bool { return drops.Load() > 0 })
+	testenv.WaitFor(t, 20*time.Second, "the source reading", func() bool { return drops.Load() > 0 })
 	stuckUntil := time.Now().Add(20 * time.Second)
 	for time.Now().Before(stuckUntil) {
 		select {
@@ -111,7 +112,7 @@ func TestInteropReaderNeverStalls(t *testing.T) {
 	opened = true
 	close(sink.open)
 	before := drops.Load()
-	waitFor(t, 10*time.Second, "units reaching the sink", func() bool { return sink.units.Load() > 0 })
+	testenv.WaitFor(t, 10*time.Second, "units reaching the sink", func() bool { return sink.units.Load() > 0 })
 	// MediaMTX's queue overflows after about 12 s, and it reports
 	// discards every second: within the 20 s.
 	if strings.Contains(mtx.log.String(), "too slow") {

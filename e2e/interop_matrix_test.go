@@ -172,8 +172,12 @@ func matrixCells() []cell {
 // Interop matrix). MediaMTX cells run where its binary is (VIGIA_MEDIAMTX,
 // set by make test from ../shared/peers); without it they are skipped,
 // saying so.
+//
+// Not parallel with other tests (its cells are, with each other): each peer
+// plays its clip once, 20 s, and every cell must record its segments within
+// that window, which a machine busy with other tests' cameras does not
+// leave it.
 func TestInteropMatrix(t *testing.T) {
-	t.Parallel()
 	cells := matrixCells()
 	if re := os.Getenv("VIGIA_MATRIX_CELLS"); re != "" {
 		// A subset of cells, by name (a regular expression), when looking
@@ -213,7 +217,9 @@ func TestInteropMatrix(t *testing.T) {
 			key := c.video + "+" + c.audio
 			mu.Lock()
 			_, seen := clips[key]
-			clips[key] = nil
+			if !seen {
+				clips[key] = nil // claimed: one encoding per clip
+			}
 			mu.Unlock()
 			if seen {
 				continue
@@ -326,11 +332,11 @@ func TestInteropMatrix(t *testing.T) {
 			base = fmt.Sprintf("%s://127.0.0.1:%d/%s", scheme, gstPorts[c.server], c.name)
 		case peerFF:
 			r := relays[c.server]
-			waitFor(t, 20*time.Second, "ffmpeg publishing "+c.name, func() bool { return r.ready(c.name) })
+			testenv.WaitFor(t, 20*time.Second, "ffmpeg publishing "+c.name, func() bool { return r.ready(c.name) })
 			base = r.url + "/" + c.name
 		case peerMTX:
 			mx := mtxs[c.server]
-			waitFor(t, 20*time.Second, "ffmpeg publishing "+c.name, func() bool { return mx.publishing(mtxPath(c)) })
+			testenv.WaitFor(t, 20*time.Second, "ffmpeg publishing "+c.name, func() bool { return mx.publishing(mtxPath(c)) })
 			base = mx.rtsp + "/" + mtxPath(c)
 			if c.tls {
 				base = mx.rtsps + "/" + mtxPath(c)
@@ -366,7 +372,7 @@ func TestInteropMatrix(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			if c.failure != "" {
-				waitFor(t, 30*time.Second, "ERRO PERMANENTE", func() bool {
+				testenv.WaitFor(t, 30*time.Second, "ERRO PERMANENTE", func() bool {
 					s, _ := a.Recorder().Status(c.name)
 					return s.Code == status.Permanent
 				})
@@ -381,7 +387,7 @@ func TestInteropMatrix(t *testing.T) {
 			}
 			segs := waitSegments(t, st, c.name, c.segments(), 60*time.Second)
 			if c.lossy() {
-				waitFor(t, 60*time.Second, "a segment after a loss", func() bool {
+				testenv.WaitFor(t, 60*time.Second, "a segment after a loss", func() bool {
 					segs = segments(t, st, c.name)
 					return hasGap(segs, 0) >= 0
 				})

@@ -49,7 +49,7 @@ func TestLiveWebRTCFallback(t *testing.T) {
 		Why       string  `json:"why"`
 		Time      float64 `json:"time"`
 	}
-	waitFor(t, 40*time.Second, "live playback over LL-HLS", func() bool {
+	testenv.WaitFor(t, 40*time.Second, "live playback over LL-HLS", func() bool {
 		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(`({transport: document.body.dataset.transport || '',
 			badge: document.getElementById('mode').textContent, why: document.body.dataset.webrtcError || '',
 			time: document.getElementById('video').currentTime})`, &st)); err != nil {

@@ -66,7 +66,7 @@ func TestLiveLatencyInChromium(t *testing.T) {
 		if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+"/player?kind="+kind)); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 30*time.Second, kind+" live playback", func() bool {
+		testenv.WaitFor(t, 30*time.Second, kind+" live playback", func() bool {
 			var st struct {
 				Transport string  `json:"transport"`
 				Time      float64 `json:"time"`
@@ -88,7 +88,7 @@ func TestLiveLatencyInChromium(t *testing.T) {
 			})();
 			0`, &ignored)
 		var lat []float64
-		waitFor(t, 30*time.Second, kind+" stamped frames", func() bool {
+		testenv.WaitFor(t, 30*time.Second, kind+" stamped frames", func() bool {
 			eval(`window.vigiaLat`, &lat)
 			return len(lat) >= latencySamples
 		})

@@ -55,11 +55,11 @@ func TestLivePlaybackInChromium(t *testing.T) {
 		return ct
 	}
 	var start float64
-	waitFor(t, 30*time.Second, "live playback to start", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "live playback to start", func() bool {
 		start = read()
 		return start > 0
 	})
-	waitFor(t, 15*time.Second, "live currentTime advancing by 3 s", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "live currentTime advancing by 3 s", func() bool {
 		return read()-start >= 3
 	})
 }

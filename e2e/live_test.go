@@ -30,7 +30,7 @@ func TestLiveHLS(t *testing.T) {
 		}
 	}
 	good := a.LiveURL("live", time.Now().Add(time.Hour))
-	waitFor(t, 30*time.Second, "live playlist", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "live playlist", func() bool {
 		res, err := http.Get(good)
 		if err != nil {
 			return false

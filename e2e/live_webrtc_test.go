@@ -99,7 +99,7 @@ func TestWebRTCGStreamerViewer(t *testing.T) {
 	}
 	whep := a.WHEPURL("cam", time.Now().Add(time.Hour))
 	var out []byte
-	waitFor(t, 40*time.Second, "GStreamer to decode the WebRTC stream", func() bool {
+	testenv.WaitFor(t, 40*time.Second, "GStreamer to decode the WebRTC stream", func() bool {
 		cmd := exec.Command(gstPython(), "testdata/gst_whep_client.py", whep, "30")
 		cmd.Env = append(os.Environ(), "GST_DEBUG="+os.Getenv("VIGIA_GST_DEBUG"))
 		var err error

@@ -81,7 +81,7 @@ func TestNATSClusterFaults(t *testing.T) {
 		recs = append(recs, nc.startRecorder(t, bin, fmt.Sprintf("r%d", i+1), shared))
 	}
 	start := time.Now()
-	waitFor(t, 90*time.Second, "every camera recording", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "every camera recording", func() bool {
 		for _, s := range specs {
 			if !storedUntil(t, st, s.Path, start.Add(4*time.Second)) {
 				return false
@@ -129,7 +129,7 @@ func TestNATSClusterFaults(t *testing.T) {
 	cut.set(relayOpen)
 	cutEnd := time.Now()
 	end := cutEnd.Add(8 * time.Second)
-	waitFor(t, 90*time.Second, "segments stored past the last fault", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "segments stored past the last fault", func() bool {
 		for _, s := range specs {
 			if !storedUntil(t, st, s.Path, end) {
 				return false
@@ -322,7 +322,7 @@ func (c *natsCluster) url(i int) string { return fmt.Sprintf("nats://127.0.0.1:%
 func (c *natsCluster) admin() *bus.Bus {
 	urls := []string{c.url(0), c.url(1), c.url(2)}
 	var b *bus.Bus
-	waitFor(c.t, 60*time.Second, "the JetStream cluster up with replicas 3", func() bool {
+	testenv.WaitFor(c.t, 60*time.Second, "the JetStream cluster up with replicas 3", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var err error
@@ -336,7 +336,7 @@ func (c *natsCluster) admin() *bus.Bus {
 // leaderOf returns the index of the server leading stream name.
 func (c *natsCluster) leaderOf(b *bus.Bus, name string) int {
 	var leader string
-	waitFor(c.t, 30*time.Second, "a leader of "+name, func() bool {
+	testenv.WaitFor(c.t, 30*time.Second, "a leader of "+name, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		s, err := b.JetStream().Stream(ctx, name)

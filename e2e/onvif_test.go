@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigia/vigia/onvif/onviftest"
 	"github.com/vigia/vigia/synth"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestONVIFCamera creates a camera through the API with only its address,
@@ -42,7 +43,7 @@ func TestONVIFCamera(t *testing.T) {
 		"stream": "0", "dns": host, "port": port, "user": "admin", "pass": "pw"}, 201)
 	id := strconv.Itoa(int(one(t, "create camera", v).(map[string]any)["id"].(float64)))
 
-	waitFor(t, 60*time.Second, "the ONVIF camera ONLINE", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the ONVIF camera ONLINE", func() bool {
 		data := api.call("GET", "/api/v4/cameras?token="+token, nil, 200).(map[string]any)["data"].([]any)
 		for _, d := range data {
 			if m := d.(map[string]any); m["id"] == id && m["stream_status_desc"] == "ONLINE" {
@@ -51,7 +52,7 @@ func TestONVIFCamera(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, 30*time.Second, "the node's subscription", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the node's subscription", func() bool {
 		return fake.Subscriptions() == 1 && fake.Calls("PullMessages") > 0
 	})
 	kinds := map[string]int{"motion": 5, "tamper": 1, "field": 4, "input": 2, "sound": 13}
@@ -60,7 +61,7 @@ func TestONVIFCamera(t *testing.T) {
 			t.Fatal(err)
 		}
 		pulls := fake.Calls("PullMessages")
-		waitFor(t, 10*time.Second, "the start pulled", func() bool { return fake.Calls("PullMessages") > pulls })
+		testenv.WaitFor(t, 10*time.Second, "the start pulled", func() bool { return fake.Calls("PullMessages") > pulls })
 		if err := fake.Set(k, false); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func TestONVIFCamera(t *testing.T) {
 		page := one(t, "events", api.call("GET", "/api/v1/events"+op+"&start_at="+day+"&end_at="+day+"&event_types="+types+"&camera="+id, nil, 200)).(map[string]any)
 		return page["data"].([]any)
 	}
-	waitFor(t, 30*time.Second, "five events listed", func() bool { return len(list("1,2,4,5,13")) == 5 })
+	testenv.WaitFor(t, 30*time.Second, "five events listed", func() bool { return len(list("1,2,4,5,13")) == 5 })
 	for k, typ := range kinds {
 		got := list(strconv.Itoa(typ))
 		if len(got) != 1 || got[0].(map[string]any)["event_type"] != float64(typ) {

@@ -56,7 +56,7 @@ func TestP2P(t *testing.T) {
 			t.Errorf("camera %s: segment %+v, want %s %s %dx%d", cam, p, wv.codec, wv.audio, wv.w, wv.h)
 		}
 	}
-	waitFor(t, 20*time.Second, "wrong password: ERRO PERMANENTE", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "wrong password: ERRO PERMANENTE", func() bool {
 		s, _ := a.Recorder().Status("p2p-bad")
 		return s.Code == status.Permanent
 	})
@@ -67,7 +67,7 @@ func TestP2P(t *testing.T) {
 	if segs := segments(t, st, "p2p-bad"); len(segs) != 0 {
 		t.Errorf("camera with a wrong password has %d segments", len(segs))
 	}
-	waitFor(t, 5*time.Second, "status message", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "status message", func() bool {
 		tr := w.transitions()
 		return len(tr) > 0 && tr[len(tr)-1] == status.Permanent
 	})

@@ -66,7 +66,7 @@ func TestQuickstart(t *testing.T) {
 			t.Logf("serve output:\n%s", nodeOut.String())
 		}
 	})
-	waitFor(t, 60*time.Second, "/readyz 200", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "/readyz 200", func() bool {
 		res, err := http.Get(base + "/readyz")
 		if err != nil {
 			return false

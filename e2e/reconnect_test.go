@@ -115,7 +115,7 @@ func cameraKilled(t *testing.T, outage time.Duration) {
 
 	downAt := time.Now()
 	cam.kill()
-	waitFor(t, 15*time.Second, "status OFFLINE", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "status OFFLINE", func() bool {
 		s, _ := a.Recorder().Status("gst-cam")
 		return s.Code == status.Offline
 	})
@@ -123,7 +123,7 @@ func cameraKilled(t *testing.T, outage time.Duration) {
 	time.Sleep(outage - time.Since(downAt))
 	cam.start()
 	upAt := time.Now()
-	waitFor(t, 60*time.Second, "two segments after the outage", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "two segments after the outage", func() bool {
 		n := 0
 		for _, s := range segments(t, st, "gst-cam") {
 			if s.StartMs > upAt.UnixMilli() {

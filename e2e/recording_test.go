@@ -146,7 +146,7 @@ func TestCameraOutage(t *testing.T) {
 	if err := cam.SetDown("flaky", true); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "status OFFLINE", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "status OFFLINE", func() bool {
 		s, _ := a.Recorder().Status("flaky")
 		return s.Code == status.Offline
 	})
@@ -155,12 +155,12 @@ func TestCameraOutage(t *testing.T) {
 	if err := cam.SetDown("flaky", false); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "status ONLINE again", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "status ONLINE again", func() bool {
 		s, _ := a.Recorder().Status("flaky")
 		return s.Code == status.Online
 	})
 	// Wait for two segments recorded after the outage.
-	waitFor(t, 60*time.Second, "segments after the outage", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "segments after the outage", func() bool {
 		n := 0
 		for _, s := range segments(t, st, "flaky") {
 			if s.StartMs > upAt.UnixMilli() {
@@ -191,7 +191,7 @@ func TestCameraOutage(t *testing.T) {
 		wantClosedGap(t, st, "flaky", status.CauseCameraOffline, hs[0])
 	}
 	// Let the last status messages arrive, then check the transitions.
-	waitFor(t, 5*time.Second, "status messages", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "status messages", func() bool {
 		tr := w.transitions()
 		return len(tr) > 0 && tr[len(tr)-1] == status.Online
 	})
@@ -230,7 +230,7 @@ func TestWrongPassword(t *testing.T) {
 	if err := a.RecordCamera(ingest.Camera{ID: "locked", URL: url, Trusted: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "status ERRO PERMANENTE", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "status ERRO PERMANENTE", func() bool {
 		s, _ := a.Recorder().Status("locked")
 		return s.Code == status.Permanent
 	})
@@ -243,7 +243,7 @@ func TestWrongPassword(t *testing.T) {
 	if n := strings.Count(logs.String(), "camera failed permanently"); n != 1 {
 		t.Errorf("%d permanent failures logged in 3 s, want 1 (retry after 5 min)", n)
 	}
-	waitFor(t, 5*time.Second, "status message", func() bool { return len(w.transitions()) > 0 })
+	testenv.WaitFor(t, 5*time.Second, "status message", func() bool { return len(w.transitions()) > 0 })
 	w.mu.Lock()
 	all := strings.Join(w.msgs, "\n")
 	w.mu.Unlock()

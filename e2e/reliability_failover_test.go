@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/testenv"
 )
 
 // TestNodeKilledWith50Cameras: two recorder processes share 100 cameras;
@@ -23,7 +24,7 @@ func TestNodeKilledWith50Cameras(t *testing.T) {
 	e := newClusterEnv(t, n)
 	n1, n2 := e.node("k1"), e.node("k2")
 	start := time.Now()
-	waitFor(t, 180*time.Second, "every camera leased and recording", func() bool {
+	testenv.WaitFor(t, 180*time.Second, "every camera leased and recording", func() bool {
 		l := e.leases()
 		if len(l) != n {
 			return false
@@ -51,7 +52,7 @@ func TestNodeKilledWith50Cameras(t *testing.T) {
 	_, _ = proc.Process.Wait()
 	killedAt := time.Now()
 	var worst time.Duration
-	waitFor(t, 120*time.Second, "the killed node's cameras recording elsewhere", func() bool {
+	testenv.WaitFor(t, 120*time.Second, "the killed node's cameras recording elsewhere", func() bool {
 		worst = 0
 		for _, cam := range moved {
 			at, ok := e.recordingSince(cam, killedAt)
@@ -82,7 +83,7 @@ func TestNodeKilledWith50Cameras(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = again.Process.Kill(); _, _ = again.Process.Wait() })
-	waitFor(t, 120*time.Second, "the restarted node's spool uploaded", func() bool {
+	testenv.WaitFor(t, 120*time.Second, "the restarted node's spool uploaded", func() bool {
 		l := e.leases()
 		for _, cam := range moved {
 			if _, ok := e.recordingSince(cam, restartAt.Add(5*time.Second)); !ok && l[cam] != "" {

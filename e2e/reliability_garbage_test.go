@@ -78,7 +78,7 @@ func TestGarbageRTP(t *testing.T) {
 	sent := float64(framesAfter-framesBefore) / fps * 10e6 / off.Sub(on).Seconds()
 	t.Logf("garbage sent at about %.1f Mbit/s for %v (%.0f frames/s of the clip's sizes)", sent/1e6, off.Sub(on).Round(time.Second), fps)
 
-	waitFor(t, 60*time.Second, "the garbage camera recording again", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the garbage camera recording again", func() bool {
 		for _, s := range segments(t, st, "noise") {
 			if s.StartMs > off.UnixMilli() {
 				return true
@@ -86,7 +86,7 @@ func TestGarbageRTP(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, 30*time.Second, "status ONLINE", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "status ONLINE", func() bool {
 		s, _ := a.Recorder().Status("noise")
 		return s.Code == status.Online
 	})

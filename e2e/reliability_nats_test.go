@@ -90,14 +90,14 @@ func TestNATSOutageStatic(t *testing.T) {
 	if err := cams.SetDown("flap", true); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "flap OFFLINE", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "flap OFFLINE", func() bool {
 		s, _ := a.Recorder().Status("flap")
 		return s.Code == status.Offline
 	})
 	if err := cams.SetDown("flap", false); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "flap ONLINE", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "flap ONLINE", func() bool {
 		s, _ := a.Recorder().Status("flap")
 		return s.Code == status.Online
 	})
@@ -106,7 +106,7 @@ func TestNATSOutageStatic(t *testing.T) {
 	back := time.Now()
 
 	// Recording went on: segments were stored during the outage.
-	waitFor(t, 60*time.Second, "a segment recorded after NATS returned", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "a segment recorded after NATS returned", func() bool {
 		for _, s := range segments(t, st, "cam") {
 			if s.StartMs > back.UnixMilli() {
 				return true
@@ -129,7 +129,7 @@ func TestNATSOutageStatic(t *testing.T) {
 
 	// Every stored segment has exactly one notice.
 	var stored map[string]int
-	waitFor(t, 30*time.Second, "a notice for every stored segment", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "a notice for every stored segment", func() bool {
 		stored = map[string]int{}
 		for _, id := range []string{"cam", "flap"} {
 			for _, s := range segments(t, st, id) {
@@ -157,7 +157,7 @@ func TestNATSOutageStatic(t *testing.T) {
 	}
 	// The status bucket holds the current status of both cameras.
 	for _, id := range []string{"cam", "flap"} {
-		waitFor(t, 10*time.Second, id+" status in KV", func() bool {
+		testenv.WaitFor(t, 10*time.Second, id+" status in KV", func() bool {
 			e, err := ns.b.KV(bus.BucketCameraStatus).Get(context.Background(), id)
 			if err != nil {
 				return false

@@ -56,7 +56,7 @@ func TestSpoolDiskFull(t *testing.T) {
 	waitSegments(t, st, "cam", 2, 60*time.Second)
 	m.Stop()
 	stoppedAt := time.Now()
-	waitFor(t, 60*time.Second, "the spool disk full", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the spool disk full", func() bool {
 		return strings.Contains(logs.String(), "no space left on device")
 	})
 	// Keep it full for a while: the recorder must keep making room.
@@ -68,7 +68,7 @@ func TestSpoolDiskFull(t *testing.T) {
 	}
 	m.Start()
 	back := time.Now()
-	waitFor(t, 90*time.Second, "recording stored after the disk emptied", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "recording stored after the disk emptied", func() bool {
 		n := 0
 		for _, s := range segments(t, st, "cam") {
 			if s.StartMs > back.UnixMilli() {

@@ -160,7 +160,7 @@ func TestReconnectStorm(t *testing.T) {
 		}
 	}
 	st := openS3(t, c)
-	waitFor(t, time.Duration(n)*time.Second, "every camera recording", func() bool {
+	testenv.WaitFor(t, time.Duration(n)*time.Second, "every camera recording", func() bool {
 		for i := 1; i <= n; i++ {
 			if s, _ := a.Recorder().Status(fmt.Sprintf("c%d", i)); s.Code != status.Online {
 				return false
@@ -176,7 +176,7 @@ func TestReconnectStorm(t *testing.T) {
 	stay.cut()
 	change.cut()
 	settle := time.Duration(n/rate+20) * time.Second
-	waitFor(t, settle+30*time.Second, "statuses settled", func() bool {
+	testenv.WaitFor(t, settle+30*time.Second, "statuses settled", func() bool {
 		for i := 1; i <= n; i++ {
 			s, _ := a.Recorder().Status(fmt.Sprintf("c%d", i))
 			want := status.Online
@@ -216,7 +216,7 @@ func TestReconnectStorm(t *testing.T) {
 	// reconnection, within the rate-limited storm.
 	for i := 1; i <= n*2/3; i++ {
 		id := fmt.Sprintf("c%d", i)
-		waitFor(t, 60*time.Second, id+" recording after the storm", func() bool {
+		testenv.WaitFor(t, 60*time.Second, id+" recording after the storm", func() bool {
 			for _, s := range segments(t, st, id) {
 				if s.StartMs > settled.UnixMilli() {
 					return true

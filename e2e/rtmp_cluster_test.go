@@ -30,7 +30,7 @@ func TestRTMPPushMovesLease(t *testing.T) {
 	}
 	clip := rtmpClip(t)
 	waitNode := func(port int) {
-		waitFor(t, 20*time.Second, "rtmp listener", func() bool { return tcpOpen(fmt.Sprintf("127.0.0.1:%d", port)) })
+		testenv.WaitFor(t, 20*time.Second, "rtmp listener", func() bool { return tcpOpen(fmt.Sprintf("127.0.0.1:%d", port)) })
 	}
 	waitNode(portA)
 	waitNode(portB)
@@ -38,7 +38,7 @@ func TestRTMPPushMovesLease(t *testing.T) {
 	ctxA, stopA := context.WithCancel(context.Background())
 	ffmpegPushCtx(t, ctxA, clip, rtmp.PushURL("127.0.0.1", portA, []byte(clusterSecret), "push1"))
 	start := time.Now()
-	waitFor(t, 30*time.Second, "push camera leased to node pa and recording", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "push camera leased to node pa and recording", func() bool {
 		_, ok := e.recordingSince("push1", start)
 		return e.leases()["push1"] == "pa" && ok
 	})
@@ -49,7 +49,7 @@ func TestRTMPPushMovesLease(t *testing.T) {
 	ffmpegPushCtx(t, ctxB, clip, rtmp.PushURL("127.0.0.1", portB, []byte(clusterSecret), "push1"))
 	// A segment of pb's own: pa may still cut one that starts just after
 	// the move while its publisher is being stopped.
-	waitFor(t, 30*time.Second, "push camera leased to node pb and recording there", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "push camera leased to node pb and recording there", func() bool {
 		if e.leases()["push1"] != "pb" {
 			return false
 		}

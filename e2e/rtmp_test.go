@@ -87,7 +87,7 @@ func TestRTMP(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "the push server listening", func() bool { return a.RTMPServer().Addr() != "" })
+	testenv.WaitFor(t, 10*time.Second, "the push server listening", func() bool { return a.RTMPServer().Addr() != "" })
 	if u := a.PushURL("push-av"); !strings.HasPrefix(u, "rtmp://127.0.0.1:") || !strings.Contains(u, "/live/push-av?key=") {
 		t.Fatalf("push url %q", u)
 	}
@@ -154,15 +154,15 @@ func TestRTMP(t *testing.T) {
 
 	// The pulled camera drops: OFFLINE, then ONLINE again.
 	pull.Drop("cam")
-	waitFor(t, 15*time.Second, "pulled camera OFFLINE", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "pulled camera OFFLINE", func() bool {
 		s, _ := a.Recorder().Status("pulled")
 		return s.Code == status.Offline
 	})
-	waitFor(t, 20*time.Second, "pulled camera ONLINE again", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "pulled camera ONLINE again", func() bool {
 		s, _ := a.Recorder().Status("pulled")
 		return s.Code == status.Online
 	})
-	waitFor(t, 5*time.Second, "status messages", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "status messages", func() bool {
 		tr := w.transitions()
 		return len(tr) > 0 && tr[len(tr)-1] == status.Online
 	})

@@ -82,7 +82,7 @@ func accessNode(t *testing.T, urlLife, liveLife time.Duration) (a *app.App, api 
 		"connection_type": 0, "resolution_id": 2, "history_days": 1, "client_id": client["id"], "model_id": 3, "stream": "0",
 		"dns": host, "port": port, "user": "admin", "pass": "pw"}, 201)
 	cam = strconv.Itoa(int(one(t, "camera", v).(map[string]any)["id"].(float64)))
-	waitFor(t, 30*time.Second, "camera ONLINE", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "camera ONLINE", func() bool {
 		data := api.call("GET", "/api/v4/cameras?token="+token, nil, 200).(map[string]any)["data"].([]any)
 		return len(data) == 1 && data[0].(map[string]any)["stream_status_desc"] == "ONLINE"
 	})
@@ -107,7 +107,7 @@ func gather(t *testing.T, a *app.App, api apiClient, token, cam string) (apiURLs
 	// The live stream is started first (its first request waits for a
 	// keyframe), so its short-lived URL below is read at once.
 	warm := api.call("GET", "/api/camera/"+cam+"/live-url?p=hls&token="+token, nil, 200).(map[string]any)["data"].(string)
-	waitFor(t, 20*time.Second, "live stream started", func() bool { s, _, _ := statusOf(warm); return s == 200 })
+	testenv.WaitFor(t, 20*time.Second, "live stream started", func() bool { s, _, _ := statusOf(warm); return s == 200 })
 
 	// The LL-HLS form of live_url (p=hls): its addresses can be read with
 	// GET; the WebRTC form carries the same token (live.WHEPURL).
@@ -242,7 +242,7 @@ func TestBlockedUserLosesAccess(t *testing.T) {
 		}
 	}
 	left := outside
-	waitFor(t, life+5*time.Second, "every live and storage address refused", func() bool {
+	testenv.WaitFor(t, life+5*time.Second, "every live and storage address refused", func() bool {
 		var still []address
 		for _, h := range left {
 			if s, _, _ := statusOf(h.url); s != http.StatusForbidden {
@@ -293,10 +293,10 @@ func TestPlayerShortLivedURLs(t *testing.T) {
 		return s
 	}
 	var start state
-	waitFor(t, 30*time.Second, "live playback to start", func() bool { start = read(); return start.Time > 0 })
+	testenv.WaitFor(t, 30*time.Second, "live playback to start", func() bool { start = read(); return start.Time > 0 })
 	exps := map[string]bool{start.LiveExp: true}
 	var s state
-	waitFor(t, 8*life+20*time.Second, "live playback 3 URL lifetimes on, through renewals", func() bool {
+	testenv.WaitFor(t, 8*life+20*time.Second, "live playback 3 URL lifetimes on, through renewals", func() bool {
 		s = read()
 		exps[s.LiveExp] = true
 		if s.State == "error" {
@@ -316,7 +316,7 @@ func TestPlayerShortLivedURLs(t *testing.T) {
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(recorded)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "recorded playback", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "recorded playback", func() bool {
 		s = read()
 		if s.State == "error" {
 			t.Fatalf("recorded playback failed")

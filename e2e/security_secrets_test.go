@@ -81,7 +81,7 @@ func TestSecretHygiene(t *testing.T) {
 
 	st := openS3(t, c)
 	waitSegments(t, st, "locked", 3, 60*time.Second)
-	waitFor(t, 30*time.Second, "the wrong password refused", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the wrong password refused", func() bool {
 		s, ok := a.Recorder().Status("typo")
 		return ok && s.Code == status.Permanent
 	})

@@ -65,7 +65,7 @@ func TestSSRFAtDialTime(t *testing.T) {
 		}
 	}
 	for id := range cams {
-		waitFor(t, 30*time.Second, id+" ERRO PERMANENTE", func() bool {
+		testenv.WaitFor(t, 30*time.Second, id+" ERRO PERMANENTE", func() bool {
 			s, _ := a.Recorder().Status(id)
 			return s.Code == status.Permanent
 		})

@@ -43,7 +43,7 @@ func TestServe(t *testing.T) {
 		Storage string `json:"storage"`
 		NATS    string `json:"nats"`
 	}
-	waitFor(t, 30*time.Second, "/readyz 200", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "/readyz 200", func() bool {
 		res, err := http.Get(base + "/readyz")
 		if err != nil {
 			return false
@@ -55,8 +55,8 @@ func TestServe(t *testing.T) {
 		t.Errorf("/readyz: %+v", ready)
 	}
 	// The URL line is printed once everything has started.
-	waitFor(t, 30*time.Second, "serve printing its URL", func() bool { return strings.Contains(out.String(), base+"/") })
-	waitFor(t, 60*time.Second, "recordings of synth-1 listed", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "serve printing its URL", func() bool { return strings.Contains(out.String(), base+"/") })
+	testenv.WaitFor(t, 60*time.Second, "recordings of synth-1 listed", func() bool {
 		res, err := http.Get(base + "/recordings/synth-1")
 		if err != nil {
 			return false

@@ -57,7 +57,7 @@ func TestStatusReasonOfWrongPassword(t *testing.T) {
 	single := func() map[string]any {
 		return api.call("GET", "/api/camera-player/"+id+"?token="+token, nil, 200).(map[string]any)
 	}
-	waitFor(t, 30*time.Second, "camera ERRO PERMANENTE with a wrong password", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "camera ERRO PERMANENTE with a wrong password", func() bool {
 		return listed()["stream_status_desc"] == "ERRO PERMANENTE"
 	})
 	for what, m := range map[string]map[string]any{"listing": listed(), "single read": single()} {
@@ -89,7 +89,7 @@ func TestStatusReasonOfWrongPassword(t *testing.T) {
 				VX: r.left, VY: r.top, VW: r.width, VH: r.height,
 				DataStatus: document.body.dataset.status || '', DataWhy: document.body.dataset.statusReason || ''}; })()`, &over))
 	}
-	waitFor(t, 15*time.Second, "the status over the player's video", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "the status over the player's video", func() bool {
 		readOverlay()
 		return !over.Hidden && over.DataWhy == "camera_auth"
 	})
@@ -124,7 +124,7 @@ func TestStatusReasonOfWrongPassword(t *testing.T) {
 	}
 
 	api.call("PUT", "/api/v1/cameras/"+id+op, body("pw"), 201)
-	waitFor(t, 20*time.Second, "camera ONLINE after the password was fixed", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "camera ONLINE after the password was fixed", func() bool {
 		return listed()["stream_status_desc"] == "ONLINE"
 	})
 	for what, m := range map[string]map[string]any{"listing": listed(), "single read": single()} {
@@ -134,7 +134,7 @@ func TestStatusReasonOfWrongPassword(t *testing.T) {
 	}
 	// The page learns it at its next live URL renewal (every 10 s while
 	// the camera is not ONLINE) and takes the box away.
-	waitFor(t, 30*time.Second, "the status box gone once the camera is ONLINE", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the status box gone once the camera is ONLINE", func() bool {
 		readOverlay()
 		return over.Hidden && over.DataStatus == ""
 	})
