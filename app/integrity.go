@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/integrity"
+	"github.com/vigia/vigia/storage"
+)
+
+// integrityPart records the SHA-256 of every stored segment in its hour's
+// manifest (docs/storage.md, Integrity).
+type integrityPart struct {
+	once     sync.Once
+	rec      *integrity.Recorder
+	failures prometheus.Counter
+}
+
+func (a *App) integrityRecorder() *integrity.Recorder {
+	p := &a.integrity
+	p.once.Do(func() {
+		p.rec = integrity.NewRecorder(integrity.RecorderConfig{
+			Store: a.store,
+			Log:   a.log.With(zap.String("component", "integrity")),
+		})
+		p.failures = prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigia_integrity_manifest_failures_total",
+			Help: "Segment manifest writes that failed; the next write of the camera's hour, or the next start, completes the manifest.",
+		})
+		if a.reg != nil {
+			_ = a.reg.Register(p.failures)
+		}
+	})
+	return p.rec
+}
+
+// putSegment stores a spooled segment and returns the SHA-256 of the bytes
+// stored, reading the spool file once: through the upload where the store
+// reads it, before it where the fs store links the file and reads nothing.
+func (a *App) putSegment(ctx context.Context, key string, body io.ReadSeeker, size int64, opts storage.PutOptions) ([32]byte, error) {
+	if f, ok := body.(*os.File); ok && opts.Immutable && a.cfg.Storage.Backend == "fs" {
+		sum, _, err := integrity.HashAll(f)
+		if err != nil {
+			return sum, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return sum, err
+		}
+		return sum, a.store.Put(ctx, key, f, size, opts)
+	}
+	hr := integrity.NewHashReader(body)
+	if err := a.store.Put(ctx, key, hr, size, opts); err != nil {
+		return [32]byte{}, err
+	}
+	if sum, ok := hr.Sum(size); ok {
+		return sum, nil
+	}
+	// The store read the body out of order: hash it again.
+	if _, err := body.Seek(0, io.SeekStart); err != nil {
+		return [32]byte{}, err
+	}
+	sum, _, err := integrity.HashAll(body)
+	return sum, err
+}
+
+// recordIntegrity adds a stored segment to its hour's manifest. A failure
+// does not fail the upload: the segment is stored, and the manifest is
+// completed by the camera's next manifest write or the next start.
+func (a *App) recordIntegrity(ctx context.Context, key string, size int64, sum [32]byte) {
+	rec := a.integrityRecorder()
+	if err := rec.Record(ctx, key, size, sum); err != nil {
+		a.integrity.failures.Inc()
+		a.log.Warn("segment manifest not written", zap.String("key", key), zap.Error(err))
+	}
+}
