@@ -58,6 +58,10 @@ type videoListed struct {
 	Status      int    `json:"status"`
 	LastThumb   string `json:"last_thumb"`
 	VideoThumb  string `json:"video_thumb"`
+	// Manifest and ManifestSig are signed URLs of the video's manifest and
+	// its detached Ed25519 signature (docs/export.md), once it is ready.
+	Manifest    string `json:"manifest"`
+	ManifestSig string `json:"manifest_sig"`
 }
 
 // videoListBody is the listing response.
@@ -208,6 +212,7 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 			VideoThumb: s.signed(r.Context(), s.thumbAt(r.Context(), id, time.UnixMilli(v.StartMs)))}
 		if v.Status == db.VideoReady {
 			rec.URL = s.signed(r.Context(), key)
+			rec.Manifest, rec.ManifestSig = s.signed(r.Context(), videoManifestKey(v.ID)), s.signed(r.Context(), videoSignatureKey(v.ID))
 		}
 		out.Data = append(out.Data, rec)
 	}
@@ -237,7 +242,7 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Store.Delete(r.Context(), []string{storage.VideoKey(strconv.FormatInt(id, 10))}); err != nil {
+	if err := s.cfg.Store.Delete(r.Context(), []string{storage.VideoKey(strconv.FormatInt(id, 10)), videoManifestKey(id), videoSignatureKey(id)}); err != nil {
 		return err
 	}
 	if err := s.cfg.DB.DeleteVideo(r.Context(), id); err != nil && !errors.Is(err, db.ErrNotFound) {

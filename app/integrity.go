@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/ed25519"
 	"io"
 	"os"
 	"sync"
@@ -77,4 +78,13 @@ func (a *App) recordIntegrity(ctx context.Context, key string, size int64, sum [
 		a.integrity.failures.Inc()
 		a.log.Warn("segment manifest not written", zap.String("key", key), zap.Error(err))
 	}
+}
+
+// exportSignKey is the key that signs downloadable videos' manifests,
+// derived from security.secret; nil without keys.
+func (a *App) exportSignKey() ed25519.PrivateKey {
+	if a.keys == nil {
+		return nil
+	}
+	return a.keys.ExportKey()
 }
