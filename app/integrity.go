@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/integrity"
+	"github.com/vigia/vigia/retention"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -87,4 +88,23 @@ func (a *App) exportSignKey() ed25519.PrivateKey {
 		return nil
 	}
 	return a.keys.ExportKey()
+}
+
+// withQuotas gives the cameras cams lists the storage quotas of the
+// configuration (retention.camera_quota, retention.client_quota) unless
+// they carry their own.
+func (a *App) withQuotas(cams func(context.Context) ([]retention.CameraRetention, error)) func(context.Context) ([]retention.CameraRetention, error) {
+	camQ, clientQ := a.cfg.Retention.CameraQuota.Bytes(), a.cfg.Retention.ClientQuota.Bytes()
+	return func(ctx context.Context) ([]retention.CameraRetention, error) {
+		out, err := cams(ctx)
+		for i := range out {
+			if out[i].QuotaBytes == 0 {
+				out[i].QuotaBytes = camQ
+			}
+			if out[i].ClientQuotaBytes == 0 {
+				out[i].ClientQuotaBytes = clientQ
+			}
+		}
+		return out, err
+	}
 }

@@ -42,7 +42,7 @@ func (a *App) startDBRetention(d *db.DB) error {
 	sw, err := a.newSweeper(retention.DatabaseLeaseName, "database", func(ctx context.Context) ([]retention.CameraRetention, error) {
 		var out []retention.CameraRetention
 		err := d.AllCameras(ctx, func(c db.Camera, _ bool) error {
-			out = append(out, retention.CameraRetention{Camera: strconv.FormatInt(c.ID, 10), Days: c.HistoryDays})
+			out = append(out, retention.CameraRetention{Camera: strconv.FormatInt(c.ID, 10), Days: c.HistoryDays, Client: strconv.FormatInt(c.ClientID, 10)})
 			return nil
 		})
 		return out, err
@@ -59,7 +59,9 @@ func (a *App) newSweeper(lease, cameras string, cams func(context.Context) ([]re
 	poll := retention.DefaultPoll
 	sw, err := retention.New(retention.Config{
 		Store:        a.store,
-		Cameras:      cams,
+		Cameras:      a.withQuotas(cams),
+		Registerer:   a.reg,
+		Node:         a.cfg.NodeID,
 		Lease:        a.bus.NewLease(lease, a.cfg.NodeID, retention.LeaseTTL(poll), nil),
 		Interval:     time.Duration(a.cfg.Retention.SweepInterval),
 		Poll:         poll,

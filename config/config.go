@@ -161,6 +161,8 @@ type RetentionConfig struct {
 	Enabled       bool     `yaml:"enabled" default:"true" doc:"Delete each camera's objects after its history_days (one node of the cluster sweeps at a time)."`
 	SweepInterval Duration `yaml:"sweep_interval" default:"1h" doc:"Time between two retention sweeps."`
 	Lifecycle     bool     `yaml:"lifecycle" default:"true" doc:"Install S3 lifecycle expiry rules (by the retention-days object tag) where the store supports them; the sweeper runs as well."`
+	CameraQuota   Size     `yaml:"camera_quota" default:"0" doc:"Most bytes of recordings (rec/ objects) one camera may keep; past it the sweeper deletes its oldest segments (gap cause retention_quota, docs/retention.md). 0: no quota."`
+	ClientQuota   Size     `yaml:"client_quota" default:"0" doc:"Most bytes of recordings the cameras of one client (API cameras) may keep together; past it the sweeper deletes the client's oldest segments. 0: no quota."`
 }
 
 // ExportConfig is the export section (downloadable videos).
@@ -174,6 +176,9 @@ type ExportConfig struct {
 // validateRetentionExport checks the retention and export sections.
 func (c *Config) validateRetentionExport(v *validator) {
 	v.positive("retention.sweep_interval", c.Retention.SweepInterval)
+	if c.Retention.CameraQuota < 0 || c.Retention.ClientQuota < 0 {
+		v.add("retention.camera_quota", fmt.Errorf("%w: quotas are 0 or more bytes", ErrInvalidValue))
+	}
 	v.positive("export.max_range", c.Export.MaxRange)
 	if c.Export.MaxConcurrent < 1 {
 		v.add("export.max_concurrent", fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, c.Export.MaxConcurrent))
