@@ -131,7 +131,8 @@ func (s *Sweeper) trim(ctx context.Context, group []*camUsage, quota int64, r *R
 		}
 		sg := oldest.segs[0]
 		oldest.segs = oldest.segs[1:]
-		if s.cfg.Held != nil && s.cfg.Held(oldest.cam.Camera, sg.key, sg.startMs, sg.endMs) {
+		if s.held(sg.key) {
+			r.Held++
 			continue
 		}
 		if err := d.add(ctx, sg.key); err != nil {

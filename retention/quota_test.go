@@ -139,3 +139,48 @@ func value(t *testing.T, reg *prometheus.Registry, name, client, camera string) 
 	}
 	return -1
 }
+
+// TestHoldsKeepRecordings: neither history_days nor a quota deletes what a
+// legal hold covers, nor the hour manifest beside it; the quota takes the
+// next oldest segment instead.
+func TestHoldsKeepRecordings(t *testing.T) {
+	ctx := context.Background()
+	st, err := fs.New(t.TempDir(), fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 10, 11, 0, 0, 0, time.UTC)
+	a := putSegments(t, st, "a", t0, 4, 1000)
+	manifest := storage.SegmentPrefix("a", t0) + "manifest.json"
+	if err := st.Put(ctx, manifest, bytes.NewReader([]byte("{}")), 2, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cams := []CameraRetention{{Camera: "a", QuotaBytes: 3100}}
+	holds := []Hold{{Camera: "a", FromMs: t0.UnixMilli(), ToMs: t0.Add(time.Minute).UnixMilli()}}
+	sw, err := New(Config{Store: st, Cameras: func(context.Context) ([]CameraRetention, error) { return cams, nil },
+		Holds: func(context.Context) ([]Hold, error) { return holds, nil },
+		Now:   func() time.Time { return t0.Add(30 * 24 * time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(t, st, a[0]) || exists(t, st, a[1]) || !exists(t, st, a[2]) {
+		t.Fatal("quota: the held oldest segment must stay and the next oldest go")
+	}
+	cams[0] = CameraRetention{Camera: "a", Days: 1}
+	if _, err := sw.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(t, st, a[0]) || !exists(t, st, manifest) || exists(t, st, a[2]) {
+		t.Fatal("history_days: the held segment and its hour's manifest must stay, the rest go")
+	}
+	holds = nil
+	if _, err := sw.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if exists(t, st, a[0]) {
+		t.Fatal("the segment outlived its lifted hold")
+	}
+}

@@ -105,9 +105,10 @@ type Config struct {
 	// (vigia_storage_bytes and the quota metrics, docs/metrics.md).
 	Registerer prometheus.Registerer
 
-	// Held, when set, reports whether a recording segment is under a legal
-	// hold: quota deletion skips it.
-	Held func(camera, key string, startMs, endMs int64) bool
+	// Holds, when set, returns the legal holds, read at the start of each
+	// sweep: recordings they cover are never deleted. If it fails, the
+	// sweep deletes nothing.
+	Holds func(ctx context.Context) ([]Hold, error)
 
 	// Node names this node in the gap records it writes.
 	Node string
@@ -128,6 +129,8 @@ type Report struct {
 	// (included in Objects).
 	QuotaSegments int
 	QuotaBytes    int64
+	// Held is the number of objects kept because a legal hold covers them.
+	Held int
 }
 
 // Sweeper expires camera objects past their retention.
@@ -139,6 +142,7 @@ type Sweeper struct {
 
 	mu        sync.Mutex
 	published map[[2]string]bool // label sets of the storage metrics set by the last sweep
+	holds     holdSet            // the legal holds of the sweep running
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -252,6 +256,9 @@ func (s *Sweeper) run(ctx context.Context) (Report, error) {
 	if err != nil {
 		s.cfg.Log.Warn("some camera records could not be read; sweeping the others", zap.Error(err))
 	}
+	if err := s.setHolds(ctx); err != nil {
+		return Report{}, err
+	}
 	if err := s.EnsureRules(ctx, cams); err != nil {
 		s.cfg.Log.Warn("lifecycle rules not installed", zap.Error(err))
 	}
@@ -294,6 +301,9 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("retention cameras: %w", err)
 	}
+	if err := s.setHolds(ctx); err != nil {
+		return Report{}, err
+	}
 	var r Report
 	var errs []error
 	for _, c := range cams {
@@ -305,4 +315,24 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 		errs = append(errs, err)
 	}
 	return r, errors.Join(errs...)
+}
+
+// setHolds reads the legal holds for the sweep starting.
+func (s *Sweeper) setHolds(ctx context.Context) error {
+	hs, err := s.loadHolds(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.holds = hs
+	s.mu.Unlock()
+	return nil
+}
+
+// held reports whether a legal hold of the running sweep covers key.
+func (s *Sweeper) held(key string) bool {
+	s.mu.Lock()
+	hs := s.holds
+	s.mu.Unlock()
+	return hs.heldKey(key)
 }
