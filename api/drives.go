@@ -242,6 +242,11 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if held, err := s.videoHeld(r.Context(), id); err != nil {
+		return err
+	} else if held {
+		return fail(http.StatusConflict, "the video is under a legal hold")
+	}
 	if err := s.cfg.Store.Delete(r.Context(), []string{storage.VideoKey(strconv.FormatInt(id, 10)), videoManifestKey(id), videoSignatureKey(id)}); err != nil {
 		return err
 	}

@@ -5,11 +5,13 @@ import (
 	"crypto/ed25519"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/integrity"
 	"github.com/vigia/vigia/retention"
 	"github.com/vigia/vigia/storage"
@@ -21,6 +23,7 @@ type integrityPart struct {
 	once     sync.Once
 	rec      *integrity.Recorder
 	failures prometheus.Counter
+	holdsDB  *db.DB // legal holds, in a process with the database
 }
 
 func (a *App) integrityRecorder() *integrity.Recorder {
@@ -106,5 +109,28 @@ func (a *App) withQuotas(cams func(context.Context) ([]retention.CameraRetention
 			}
 		}
 		return out, err
+	}
+}
+
+// legalHolds returns the legal holds of the database's cameras for the
+// database's sweeper (docs/retention.md, Legal holds); nil for the static
+// cameras' sweeper (holds are placed on API cameras).
+func (a *App) legalHolds(cameras string) func(context.Context) ([]retention.Hold, error) {
+	d := a.integrity.holdsDB
+	if cameras != "database" || d == nil {
+		return nil
+	}
+	return func(ctx context.Context) ([]retention.Hold, error) {
+		hs, err := d.Holds(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		var out []retention.Hold
+		for _, h := range hs {
+			if h.CameraID != 0 {
+				out = append(out, retention.Hold{Camera: strconv.FormatInt(h.CameraID, 10), FromMs: h.StartMs, ToMs: h.EndMs})
+			}
+		}
+		return out, nil
 	}
 }

@@ -39,6 +39,7 @@ func (a *App) startDBRetention(d *db.DB) error {
 	if !a.cfg.Retention.Enabled {
 		return nil
 	}
+	a.integrity.holdsDB = d
 	sw, err := a.newSweeper(retention.DatabaseLeaseName, "database", func(ctx context.Context) ([]retention.CameraRetention, error) {
 		var out []retention.CameraRetention
 		err := d.AllCameras(ctx, func(c db.Camera, _ bool) error {
@@ -62,6 +63,7 @@ func (a *App) newSweeper(lease, cameras string, cams func(context.Context) ([]re
 		Cameras:      a.withQuotas(cams),
 		Registerer:   a.reg,
 		Node:         a.cfg.NodeID,
+		Holds:        a.legalHolds(cameras),
 		Lease:        a.bus.NewLease(lease, a.cfg.NodeID, retention.LeaseTTL(poll), nil),
 		Interval:     time.Duration(a.cfg.Retention.SweepInterval),
 		Poll:         poll,

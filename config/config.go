@@ -66,6 +66,7 @@ type StorageConfig struct {
 	Region          string   `yaml:"region" default:"us-east-1" doc:"S3 region."`
 	UseSSL          bool     `yaml:"use_ssl" default:"false" doc:"Use HTTPS for a host:port S3 endpoint (a URL endpoint says it with its scheme)."`
 	Checksum        string   `yaml:"checksum" default:"crc32c" doc:"How S3 uploads are protected: crc32c (unsigned body with a CRC32C trailer the server checks; needs trailing checksums: MinIO, AWS S3) or sha256 (SHA-256 chunk signatures over plain HTTP, for servers without trailing checksums; costs a hash of every byte)."`
+	ObjectLock      bool     `yaml:"object_lock" default:"false" doc:"The S3 bucket has (or, created at start, gets) Object Lock: legal holds also lock the held objects in the bucket, and deletes remove every version of an object (docs/retention.md, Legal holds)."`
 	SignedURLExpiry Duration `yaml:"signed_url_expiry" default:"5m" doc:"Lifetime of the presigned or signed storage URLs handed out (recordings, thumbnails, snapshots, event images, downloadable videos); they cannot be recalled, so a blocked user keeps reading the objects it already has URLs of for up to this time (at most 7 days with s3)."`
 }
 
