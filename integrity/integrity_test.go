@@ -193,3 +193,41 @@ func TestHashReaderRetry(t *testing.T) {
 		t.Fatal("a seek into the middle kept a hash")
 	}
 }
+
+// TestRecorderConcurrentCameras: cameras recorded at once each get their
+// own complete manifest.
+func TestRecorderConcurrentCameras(t *testing.T) {
+	ctx := t.Context()
+	st := fsStore(t)
+	rec := integrity.NewRecorder(integrity.RecorderConfig{Store: st})
+	cams := []string{"c1", "c2", "c3", "c4"}
+	errs := make(chan error, len(cams))
+	for _, c := range cams {
+		go func() {
+			for i := range 5 {
+				key := storage.SegmentKey(c, t0.Add(time.Duration(i)*time.Minute), time.Minute, 10)
+				body := []byte(key)
+				if err := st.Put(ctx, key, bytes.NewReader(body), int64(len(body)), storage.PutOptions{}); err != nil {
+					errs <- err
+					return
+				}
+				if err := rec.Record(ctx, key, int64(len(body)), sha256.Sum256(body)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cams {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cams {
+		r, err := integrity.Verify(ctx, st, c, t0, t0.Add(time.Hour))
+		if err != nil || !r.OK() || r.Segments != 5 {
+			t.Errorf("camera %s: %+v %v", c, r, err)
+		}
+	}
+}
