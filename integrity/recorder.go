@@ -19,8 +19,10 @@ import (
 // Defaults of RecorderConfig.
 const (
 	// DefaultStaleAfter is how long a camera's manifest stays cached
-	// without a write before it is read again from storage.
-	DefaultStaleAfter = 10 * time.Minute
+	// without a write before it is read again from storage: a little over
+	// two segments of the default length, so a camera that went to another
+	// node and came back is read again.
+	DefaultStaleAfter = 3 * time.Minute
 	// DefaultLookBack is how far back a camera's previous manifest is
 	// looked for when a chain is continued after a start.
 	DefaultLookBack = 7 * 24 * time.Hour
