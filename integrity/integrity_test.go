@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -229,5 +231,42 @@ func TestRecorderConcurrentCameras(t *testing.T) {
 		if err != nil || !r.OK() || r.Segments != 5 {
 			t.Errorf("camera %s: %+v %v", c, r, err)
 		}
+	}
+}
+
+// failingPuts refuses manifest writes while fail is set.
+type failingPuts struct {
+	storage.Store
+	fail bool
+}
+
+func (f *failingPuts) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) error {
+	if f.fail && integrity.IsManifestKey(key) {
+		return errors.New("refused")
+	}
+	return f.Store.Put(ctx, key, r, size, opts)
+}
+
+// TestFailedManifestWrite: a manifest write that fails does not lose the
+// entry: the next write stores it, even when the next segment starts a new
+// hour, and the chain verifies.
+func TestFailedManifestWrite(t *testing.T) {
+	ctx := t.Context()
+	st := &failingPuts{Store: fsStore(t)}
+	rec := integrity.NewRecorder(integrity.RecorderConfig{Store: st})
+	store(t, ctx, st, rec, t0, 2) // 11:50, 11:54
+	st.fail = true
+	key := storage.SegmentKey(cam, t0.Add(8*time.Minute), 4*time.Minute, 100)
+	if err := st.Store.Put(ctx, key, bytes.NewReader([]byte("x")), 1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Record(ctx, key, 1, sha256.Sum256([]byte("x"))); err == nil {
+		t.Fatal("the refused manifest write was not reported")
+	}
+	st.fail = false
+	store(t, ctx, st, rec, t0.Add(12*time.Minute), 1) // 12:02: a new hour
+	r, err := integrity.Verify(ctx, st, cam, t0, t0.Add(time.Hour))
+	if err != nil || !r.OK() || r.Segments != 4 {
+		t.Fatalf("after the failed write: %+v %v", r, err)
 	}
 }

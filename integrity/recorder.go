@@ -65,6 +65,7 @@ type camState struct {
 	key     string // key of cur
 	cur     *Manifest
 	touched time.Time
+	dirty   bool // cur's last write failed
 }
 
 // NewRecorder returns a Recorder.
@@ -118,7 +119,14 @@ func (r *Recorder) Record(ctx context.Context, key string, size int64, sum [32]b
 	case s.cur != nil && s.key == mkey:
 		m = s.cur
 	case s.cur != nil && hourOf(s.cur).Before(hour):
-		// A new hour: continue the chain from the cached manifest.
+		// A new hour: continue the chain from the cached manifest, which
+		// must be stored as the link names it.
+		if s.dirty {
+			if err := r.write(ctx, s.key, s.cur); err != nil {
+				return err
+			}
+			s.dirty = false
+		}
 		m, err = r.read(ctx, mkey)
 		if err != nil {
 			return err
@@ -154,7 +162,11 @@ func (r *Recorder) Record(ctx context.Context, key string, size int64, sum [32]b
 	} else {
 		m.Segments = append(m.Segments, e)
 	}
-	return r.write(ctx, mkey, m)
+	err = r.write(ctx, mkey, m)
+	if m == s.cur {
+		s.dirty = err != nil
+	}
+	return err
 }
 
 // load reads camera's manifest of hour, or begins it linked to the latest
