@@ -11,9 +11,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/integrity"
 	"github.com/vigia/vigia/metrics"
+	"github.com/vigia/vigia/retention"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/storage/fs"
 )
@@ -56,5 +58,35 @@ func TestUploadRecordsHash(t *testing.T) {
 				t.Fatalf("entry %+v", e)
 			}
 		})
+	}
+}
+
+// TestLegalHoldsFromDatabase: the database's sweeper gets the camera holds
+// in force, and the static cameras' sweeper none.
+func TestLegalHoldsFromDatabase(t *testing.T) {
+	ctx := context.Background()
+	d, err := db.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "api.db"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Now()
+	kept, err := d.CreateHold(ctx, db.Hold{CameraID: 7, StartMs: 1000, EndMs: 2000, Reason: "case", PlacedBy: "op", PlacedAt: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lifted, _ := d.CreateHold(ctx, db.Hold{CameraID: 8, StartMs: 1000, EndMs: 2000, Reason: "case", PlacedBy: "op", PlacedAt: now})
+	_, _ = d.CreateHold(ctx, db.Hold{VideoID: 3, Reason: "claim", PlacedBy: "op", PlacedAt: now})
+	if err := d.LiftHold(ctx, lifted.ID, "op", "done", now); err != nil {
+		t.Fatal(err)
+	}
+	a := &App{cfg: config.Default(), log: zap.NewNop()}
+	a.integrity.holdsDB = d
+	if a.legalHolds("static") != nil {
+		t.Fatal("the static cameras' sweeper got database holds")
+	}
+	hs, err := a.legalHolds("database")(ctx)
+	if err != nil || len(hs) != 1 || hs[0] != (retention.Hold{Camera: "7", FromMs: 1000, ToMs: 2000}) {
+		t.Fatalf("holds %+v (%v), want hold %d only", hs, err, kept.ID)
 	}
 }
