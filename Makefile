@@ -7,7 +7,7 @@ export VIGIA_TOOLS
 
 MINIO_VERSION       := v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION := v0.7.0
-APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libswresample-dev libavutil-dev ffmpeg chromium postgresql curl jq \
+APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libswresample-dev libavutil-dev ffmpeg chromium postgresql curl jq openssl \
                        python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
                        gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0 gstreamer1.0-libav onvif-tools
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -36,7 +36,7 @@ TEST_TIMEOUT ?= 25m
 TEST_PARALLEL ?= 4
 # Packages whose goroutines, locks and timers are tested again under the race
 # detector by make test.
-RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign
+RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
 .PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif bench soak soak-e2e soak-bench clean fuzz cluster

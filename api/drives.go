@@ -61,6 +61,10 @@ type videoListed struct {
 	// Error says why a video of status 2 failed; absent otherwise. Not a
 	// field of the spec.
 	Error string `json:"error,omitempty"`
+	// Manifest and ManifestSig are signed URLs of the video's manifest and
+	// its detached Ed25519 signature (docs/export.md), once it is ready.
+	Manifest    string `json:"manifest"`
+	ManifestSig string `json:"manifest_sig"`
 }
 
 // videoListBody is the listing response.
@@ -226,6 +230,7 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 			VideoThumb: s.signed(r.Context(), s.thumbAt(r.Context(), id, time.UnixMilli(v.StartMs)))}
 		if v.Status == db.VideoReady {
 			rec.URL = s.signed(r.Context(), key)
+			rec.Manifest, rec.ManifestSig = s.signed(r.Context(), videoManifestKey(v.ID)), s.signed(r.Context(), videoSignatureKey(v.ID))
 		}
 		if v.Status == db.VideoFailed {
 			rec.Error = v.Error
@@ -261,7 +266,12 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Store.Delete(r.Context(), []string{storage.VideoKey(strconv.FormatInt(id, 10))}); err != nil {
+	if held, err := s.videoHeld(r.Context(), id); err != nil {
+		return err
+	} else if held {
+		return fail(http.StatusConflict, "the video is under a legal hold")
+	}
+	if err := s.cfg.Store.Delete(r.Context(), []string{storage.VideoKey(strconv.FormatInt(id, 10)), videoManifestKey(id), videoSignatureKey(id)}); err != nil {
 		return err
 	}
 	if err := s.cfg.DB.DeleteVideo(r.Context(), id); err != nil && !errors.Is(err, db.ErrNotFound) {

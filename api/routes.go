@@ -67,5 +67,9 @@ func (s *Server) routes() []Route {
 		r("GET", "/api/v1/cameras/{id}/print", low, s.snapshotGet),
 		r("POST", "/api/v1/cameras/{id}/print", low, s.snapshotPost),
 		r("GET", "/api/openapi.json", low, s.openAPI),
+		r("GET", "/api/v1/keys/export.pub", low, s.exportPublicKey),
+		r("POST", "/api/v1/holds", low, s.createHold),
+		r("GET", "/api/v1/holds", low, s.listHolds),
+		r("POST", "/api/v1/holds/{id}/lift", low, s.liftHold),
 	}
 }

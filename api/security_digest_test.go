@@ -101,6 +101,7 @@ func TestDigestRoutesCovered(t *testing.T) {
 		"GET /api/camera/{id}/live-url": true, "POST /api/camera/{id}/live-url": true,
 		"GET /api/cameras/{id}/live-url/{$}": true, "POST /api/cameras/{id}/live-url/{$}": true,
 		"POST /v2/api/drives/delete/{id}":  true,
+		"POST /api/v1/holds/{id}/lift":     true, // hold ids
 		"GET /api/user/block/{token}/{id}": true, "GET /api/user/unblock/{token}/{id}": true, // user ids
 	}
 	for _, r := range Routes() {

@@ -35,6 +35,7 @@ func (a *App) startExport(ctx context.Context) error {
 		MaxRange:      time.Duration(a.cfg.Export.MaxRange),
 		MaxAge:        time.Duration(a.cfg.Export.MaxAge),
 		Thumbnail:     thumb,
+		SignKey:       a.exportSignKey(),
 		Log:           a.log.With(zap.String("component", "export")),
 	})
 	if err != nil {

@@ -27,7 +27,7 @@ func (a *App) openStorage(ctx context.Context) error {
 	case "s3":
 		st, err := s3.New(ctx, s3.Options{
 			Endpoint: cfg.Endpoint, Bucket: cfg.Bucket, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey,
-			Region: cfg.Region, UseSSL: cfg.UseSSL, Checksum: cfg.Checksum,
+			Region: cfg.Region, UseSSL: cfg.UseSSL, Checksum: cfg.Checksum, ObjectLocking: cfg.ObjectLock,
 		}, a.log.With(zap.String("component", "s3")))
 		if err != nil {
 			return fmt.Errorf("storage: %w", err)

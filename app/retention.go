@@ -41,10 +41,11 @@ func (a *App) startDBRetention(d *db.DB) error {
 	if !a.cfg.Retention.Enabled {
 		return nil
 	}
+	a.integrity.holdsDB = d
 	sw, err := a.newSweeper(retention.DatabaseLeaseName, "database", func(ctx context.Context) ([]retention.CameraRetention, error) {
 		var out []retention.CameraRetention
 		err := d.AllCameras(ctx, func(c db.Camera, _ bool) error {
-			out = append(out, retention.CameraRetention{Camera: strconv.FormatInt(c.ID, 10), Days: c.HistoryDays})
+			out = append(out, retention.CameraRetention{Camera: strconv.FormatInt(c.ID, 10), Days: c.HistoryDays, Client: strconv.FormatInt(c.ClientID, 10)})
 			return nil
 		})
 		return out, err
@@ -61,7 +62,10 @@ func (a *App) newSweeper(lease, cameras string, cams func(context.Context) ([]re
 	poll := retention.DefaultPoll
 	sw, err := retention.New(retention.Config{
 		Store:        a.store,
-		Cameras:      cams,
+		Cameras:      a.withQuotas(cams),
+		Registerer:   a.reg,
+		Node:         a.cfg.NodeID,
+		Holds:        a.legalHolds(cameras),
 		Lease:        cluster.NewTaskLease(a.bus.Bucket(bus.BucketLeases), lease, a.cfg.NodeID, retention.LeaseTTL(poll), nil),
 		Interval:     time.Duration(a.cfg.Retention.SweepInterval),
 		Poll:         poll,

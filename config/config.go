@@ -66,6 +66,7 @@ type StorageConfig struct {
 	Region          string   `yaml:"region" default:"us-east-1" doc:"S3 region."`
 	UseSSL          bool     `yaml:"use_ssl" default:"false" doc:"Use HTTPS for a host:port S3 endpoint (a URL endpoint says it with its scheme)."`
 	Checksum        string   `yaml:"checksum" default:"crc32c" doc:"How S3 uploads are protected: crc32c (unsigned body with a CRC32C trailer the server checks; needs trailing checksums: MinIO, AWS S3) or sha256 (SHA-256 chunk signatures over plain HTTP, for servers without trailing checksums; costs a hash of every byte)."`
+	ObjectLock      bool     `yaml:"object_lock" default:"false" doc:"The S3 bucket has (or, created at start, gets) Object Lock: legal holds also lock the held objects in the bucket, and deletes remove every version of an object (docs/retention.md, Legal holds)."`
 	SignedURLExpiry Duration `yaml:"signed_url_expiry" default:"5m" doc:"Lifetime of the presigned or signed storage URLs handed out (recordings, thumbnails, snapshots, event images, downloadable videos); they cannot be recalled, so a blocked user keeps reading the objects it already has URLs of for up to this time (at most 7 days with s3)."`
 }
 
@@ -163,6 +164,8 @@ type RetentionConfig struct {
 	Enabled       bool     `yaml:"enabled" default:"true" doc:"Delete each camera's objects after its history_days (one node of the cluster sweeps at a time)."`
 	SweepInterval Duration `yaml:"sweep_interval" default:"1h" doc:"Time between two retention sweeps."`
 	Lifecycle     bool     `yaml:"lifecycle" default:"true" doc:"Install S3 lifecycle expiry rules (by the retention-days object tag) where the store supports them; the sweeper runs as well."`
+	CameraQuota   Size     `yaml:"camera_quota" default:"0" doc:"Most bytes of recordings (rec/ objects) one camera may keep; past it the sweeper deletes its oldest segments (gap cause retention_quota, docs/retention.md). 0: no quota."`
+	ClientQuota   Size     `yaml:"client_quota" default:"0" doc:"Most bytes of recordings the cameras of one client (API cameras) may keep together; past it the sweeper deletes the client's oldest segments. 0: no quota."`
 }
 
 // ExportConfig is the export section (downloadable videos).
@@ -176,6 +179,9 @@ type ExportConfig struct {
 // validateRetentionExport checks the retention and export sections.
 func (c *Config) validateRetentionExport(v *validator) {
 	v.positive("retention.sweep_interval", c.Retention.SweepInterval)
+	if c.Retention.CameraQuota < 0 || c.Retention.ClientQuota < 0 {
+		v.add("retention.camera_quota", fmt.Errorf("%w: quotas are 0 or more bytes", ErrInvalidValue))
+	}
 	v.positive("export.max_range", c.Export.MaxRange)
 	if c.Export.MaxConcurrent < 1 {
 		v.add("export.max_concurrent", fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, c.Export.MaxConcurrent))

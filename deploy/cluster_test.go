@@ -23,6 +23,7 @@ import (
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/cluster"
+	"github.com/vigia/vigia/integrity"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/s3"
 	"github.com/vigia/vigia/testenv"
@@ -423,6 +424,9 @@ func (c *runningCluster) segments(t *testing.T, cam string) []segment {
 	for obj, err := range storage.Walk(context.Background(), c.store, "rec/"+cam+"/") {
 		if err != nil {
 			t.Fatalf("list: %v", err)
+		}
+		if integrity.IsManifestKey(obj.Key) {
+			continue // the hour's segment manifest (docs/storage.md, Integrity)
 		}
 		e, err := storage.ParseRecordingKey(obj.Key)
 		if err != nil || e.Camera != cam {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vigia/vigia/app"
 	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/integrity"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/s3"
 	"github.com/vigia/vigia/synth"
@@ -124,6 +125,9 @@ func segments(t *testing.T, st storage.Store, cam string) []stored {
 	for obj, err := range storage.Walk(context.Background(), st, "rec/"+cam+"/") {
 		if err != nil {
 			t.Fatalf("list: %v", err)
+		}
+		if integrity.IsManifestKey(obj.Key) {
+			continue // the hour's segment manifest (docs/storage.md, Integrity)
 		}
 		e, err := storage.ParseRecordingKey(obj.Key)
 		if err != nil || e.Camera != cam {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -118,6 +119,7 @@ func Build(ctx context.Context, st storage.Store, req Request, opts Options) (*C
 		if err != nil {
 			return nil, err
 		}
+		clip.Sources = append(clip.Sources, Source{Key: segs[i].Key, Size: int64(len(buf)), SHA256: sha256.Sum256(buf)})
 		if err := r.segment(segs[i], buf); err != nil {
 			return nil, fmt.Errorf("segment %s: %w", segs[i].Key, err)
 		}

@@ -15,6 +15,16 @@ type Gap struct {
 	From, To time.Time
 }
 
+// Source is a segment a clip was made from.
+type Source struct {
+	// Key is the segment's object key.
+	Key string
+	// Size is its length in bytes.
+	Size int64
+	// SHA256 is the hash of the bytes read.
+	SHA256 [32]byte
+}
+
 // Keyframe is the clip's first video frame, for a thumbnail.
 type Keyframe struct {
 	// Codec is media.H264 or media.H265.
@@ -42,6 +52,9 @@ type Clip struct {
 	VideoFrames, AudioFrames int
 	// Keyframe is the first video frame.
 	Keyframe *Keyframe
+	// Sources are the segments read, in order, with the SHA-256 of the
+	// bytes read.
+	Sources []Source
 
 	head  []byte
 	body  *os.File

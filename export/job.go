@@ -50,6 +50,9 @@ type State struct {
 	Key string `json:"key"`
 	// ThumbKey is the storage key of the thumbnail; empty without one.
 	ThumbKey string `json:"thumb_key,omitempty"`
+	// ManifestKey is the storage key of the video's signed manifest
+	// (ManifestKey; its signature at SignatureKey); empty without one.
+	ManifestKey string `json:"manifest_key,omitempty"`
 	// Size of the file in bytes; FileStartMs the time of its first frame;
 	// DurationMs its length (gaps included); Gaps the number of gaps.
 	Size        int64 `json:"size,omitempty"`

@@ -93,14 +93,14 @@ func (j *Jobs) List(ctx context.Context) ([]State, error) {
 	return out, nil
 }
 
-// Remove deletes the job's record, then its video and thumbnail. A job
+// Remove deletes the job's record, then its video, thumbnail and manifest. A job
 // still running notices at its next state update, stops, and deletes what
 // it stored.
 func (j *Jobs) Remove(ctx context.Context, id int64) error {
 	if err := j.bus.KVDelete(ctx, bus.BucketExports, stateKey(id)); err != nil {
 		return fmt.Errorf("remove job %d: %w", id, err)
 	}
-	if err := j.store.Delete(ctx, []string{VideoKey(id), ThumbKey(id)}); err != nil {
+	if err := j.store.Delete(ctx, []string{VideoKey(id), ThumbKey(id), ManifestKey(id), SignatureKey(id)}); err != nil {
 		return fmt.Errorf("remove job %d: %w", id, err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/catalogue"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -61,6 +63,10 @@ type ServiceConfig struct {
 	// Thumbnail, optional, encodes the clip's first keyframe as a JPEG.
 	// Without it (no decoder in this build) no thumbnail is stored.
 	Thumbnail func(ctx context.Context, kf *Keyframe) ([]byte, error)
+	// SignKey, optional, signs each video's manifest (docs/export.md):
+	// with it every video gets videos/{id}.manifest.json and its detached
+	// signature videos/{id}.manifest.sig. Without it no manifest is made.
+	SignKey ed25519.PrivateKey
 	// Log is the service's logger.
 	Log *zap.Logger
 }
@@ -286,6 +292,13 @@ func (s *Service) run(ctx context.Context, job Job, u *updater) error {
 	if err := s.cfg.Store.Put(ctx, key, clip.Reader(), clip.Size(), storage.PutOptions{ContentType: "video/mp4"}); err != nil {
 		return fmt.Errorf("store %s: %w", key, err)
 	}
+	u.st.ManifestKey = ""
+	if s.cfg.SignKey != nil {
+		if err := s.storeManifest(ctx, job, clip, key); err != nil {
+			return err
+		}
+		u.st.ManifestKey = ManifestKey(job.ID)
+	}
 	u.st.ThumbKey = ""
 	if s.cfg.Thumbnail != nil && clip.Keyframe != nil {
 		if jpg, err := s.cfg.Thumbnail(ctx, clip.Keyframe); err != nil {
@@ -336,4 +349,21 @@ func (u *updater) put(ctx context.Context) error {
 		}
 		u.rev = rev
 	}
+}
+
+// storeManifest stores the signed manifest of job's clip, stored at key:
+// the signature first, so a manifest is never without it.
+func (s *Service) storeManifest(ctx context.Context, job Job, clip *Clip, key string) error {
+	m, err := NewManifest(ctx, s.cfg.Store, s.cfg.Catalogue, key, job.Request(), clip, time.Now())
+	if err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	body, sig := m.Sign(s.cfg.SignKey, sign.KeyID(s.cfg.SignKey.Public().(ed25519.PublicKey)))
+	if err := s.cfg.Store.Put(ctx, SignatureKey(job.ID), bytes.NewReader(sig), int64(len(sig)), storage.PutOptions{ContentType: "application/octet-stream"}); err != nil {
+		return fmt.Errorf("store manifest signature: %w", err)
+	}
+	if err := s.cfg.Store.Put(ctx, ManifestKey(job.ID), bytes.NewReader(body), int64(len(body)), storage.PutOptions{ContentType: "application/json"}); err != nil {
+		return fmt.Errorf("store manifest: %w", err)
+	}
+	return nil
 }

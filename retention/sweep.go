@@ -26,7 +26,7 @@ func (s *Sweeper) sweepCamera(ctx context.Context, c CameraRetention, r *Report)
 	}
 	r.Cameras++
 	cutoff := Cutoff(s.cfg.Now(), c.Days)
-	d := &deleter{s: s.cfg.Store, r: r}
+	d := &deleter{s: s.cfg.Store, r: r, held: s.held}
 	for _, dated := range []struct {
 		prefix string
 		leaf   level
@@ -52,10 +52,15 @@ func (s *Sweeper) sweepCamera(ctx context.Context, c CameraRetention, r *Report)
 type deleter struct {
 	s    storage.Store
 	r    *Report
+	held func(key string) bool // legal holds; nil: none
 	keys []string
 }
 
 func (d *deleter) add(ctx context.Context, key string) error {
+	if d.held != nil && d.held(key) {
+		d.r.Held++
+		return nil
+	}
 	d.keys = append(d.keys, key)
 	if len(d.keys) >= deleteBatch {
 		return d.flush(ctx)

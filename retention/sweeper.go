@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/storage"
@@ -42,6 +43,16 @@ type CameraRetention struct {
 	Camera string
 	// Days is the camera's history_days. Zero or less keeps its objects.
 	Days int
+	// QuotaBytes is the most bytes the camera's recordings (its rec/
+	// objects) may take; past it each sweep deletes its oldest segments
+	// (docs/retention.md). Zero or less: no quota.
+	QuotaBytes int64
+	// Client groups cameras under ClientQuotaBytes; empty: no client.
+	Client string
+	// ClientQuotaBytes is the most bytes the recordings of all the cameras
+	// of Client may take together (the largest value given for the
+	// client's cameras applies). Zero or less: no quota.
+	ClientQuotaBytes int64
 }
 
 // Lease is the cluster-wide lease that lets one node sweep at a time
@@ -85,6 +96,23 @@ type Config struct {
 	// Now is the clock. It defaults to time.Now; tests inject one.
 	Now func() time.Time
 
+	// QuotaWarning is the share of a quota at which
+	// vigia_storage_quota_warning turns 1. It defaults to
+	// DefaultQuotaWarning (0.9).
+	QuotaWarning float64
+
+	// Registerer, when set, receives the storage usage metrics
+	// (vigia_storage_bytes and the quota metrics, docs/metrics.md).
+	Registerer prometheus.Registerer
+
+	// Holds, when set, returns the legal holds, read at the start of each
+	// sweep: recordings they cover are never deleted. If it fails, the
+	// sweep deletes nothing.
+	Holds func(ctx context.Context) ([]Hold, error)
+
+	// Node names this node in the gap records it writes.
+	Node string
+
 	// Log receives one line per sweep and the errors.
 	Log *zap.Logger
 }
@@ -97,6 +125,12 @@ type Report struct {
 	Prefixes int
 	// Objects is the number of objects deleted.
 	Objects int
+	// QuotaSegments and QuotaBytes count the segments deleted for quotas
+	// (included in Objects).
+	QuotaSegments int
+	QuotaBytes    int64
+	// Held is the number of objects kept because a legal hold covers them.
+	Held int
 }
 
 // Sweeper expires camera objects past their retention.
@@ -104,6 +138,11 @@ type Sweeper struct {
 	cfg Config
 
 	rulesOff atomic.Bool // the store refused lifecycle rules
+	m        *quotaMetrics
+
+	mu        sync.Mutex
+	published map[[2]string]bool // label sets of the storage metrics set by the last sweep
+	holds     holdSet            // the legal holds of the sweep running
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -127,7 +166,10 @@ func New(cfg Config) (*Sweeper, error) {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Sweeper{cfg: cfg}, nil
+	if cfg.QuotaWarning <= 0 {
+		cfg.QuotaWarning = DefaultQuotaWarning
+	}
+	return &Sweeper{cfg: cfg, m: newQuotaMetrics(cfg.Registerer)}, nil
 }
 
 // Start runs the sweeper in one goroutine until Close: every Poll it takes
@@ -214,6 +256,9 @@ func (s *Sweeper) run(ctx context.Context) (Report, error) {
 	if err != nil {
 		s.cfg.Log.Warn("some camera records could not be read; sweeping the others", zap.Error(err))
 	}
+	if err := s.setHolds(ctx); err != nil {
+		return Report{}, err
+	}
 	if err := s.EnsureRules(ctx, cams); err != nil {
 		s.cfg.Log.Warn("lifecycle rules not installed", zap.Error(err))
 	}
@@ -237,8 +282,15 @@ func (s *Sweeper) run(ctx context.Context) (Report, error) {
 			errs = append(errs, fmt.Errorf("camera %s: %w", c.Camera, err))
 		}
 	}
+	if err := s.enforceQuotas(ctx, cams, &r); err != nil {
+		if ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+		errs = append(errs, err)
+	}
 	s.cfg.Log.Info("retention sweep done",
 		zap.Int("cameras", r.Cameras), zap.Int("prefixes", r.Prefixes), zap.Int("objects", r.Objects),
+		zap.Int("quota_segments", r.QuotaSegments),
 		zap.Duration("took", s.cfg.Now().Sub(start)), zap.Int("errors", len(errs)))
 	return r, errors.Join(errs...)
 }
@@ -249,6 +301,9 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("retention cameras: %w", err)
 	}
+	if err := s.setHolds(ctx); err != nil {
+		return Report{}, err
+	}
 	var r Report
 	var errs []error
 	for _, c := range cams {
@@ -256,5 +311,28 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 			errs = append(errs, fmt.Errorf("camera %s: %w", c.Camera, err))
 		}
 	}
+	if err := s.enforceQuotas(ctx, cams, &r); err != nil {
+		errs = append(errs, err)
+	}
 	return r, errors.Join(errs...)
+}
+
+// setHolds reads the legal holds for the sweep starting.
+func (s *Sweeper) setHolds(ctx context.Context) error {
+	hs, err := s.loadHolds(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.holds = hs
+	s.mu.Unlock()
+	return nil
+}
+
+// held reports whether a legal hold of the running sweep covers key.
+func (s *Sweeper) held(key string) bool {
+	s.mu.Lock()
+	hs := s.holds
+	s.mu.Unlock()
+	return hs.heldKey(key)
 }

@@ -33,11 +33,14 @@ const (
 	RTMPKey Purpose = "rtmp push key"
 	// CameraSeal is the AES-256-GCM key that seals camera credentials.
 	CameraSeal Purpose = "camera credentials"
+	// ExportManifest is the seed of the Ed25519 key that signs the
+	// manifests of downloadable videos (ed25519.go).
+	ExportManifest Purpose = "export manifest"
 )
 
 // Purposes returns every purpose.
 func Purposes() []Purpose {
-	return []Purpose{APIDigest, APIHash, APIPlayer, StorageURL, LiveURL, RTMPKey, CameraSeal}
+	return []Purpose{APIDigest, APIHash, APIPlayer, StorageURL, LiveURL, RTMPKey, CameraSeal, ExportManifest}
 }
 
 // MinSecretLen is the shortest secret accepted, in bytes.

@@ -47,6 +47,10 @@ const (
 	// CauseRetention: derived by readers, never written: the recordings
 	// are older than the camera's history_days and were deleted.
 	CauseRetention Cause = "retention"
+	// CauseRetentionQuota: the retention sweeper deleted the recordings,
+	// oldest first, to keep the camera or its client within its storage
+	// quota (docs/retention.md).
+	CauseRetentionQuota Cause = "retention_quota"
 	// CauseUnknown: derived by readers for a gap no record explains.
 	CauseUnknown Cause = "unknown"
 )
@@ -59,7 +63,7 @@ var causeRank = []Cause{
 	CauseCameraBlocked, CauseCameraRemoved, CauseCameraAuth, CauseStreamUnsupported,
 	CauseCameraOffline, CauseCameraChanged, CauseNodeCrash, CauseNodeHandover,
 	CauseSpoolQuota, CauseUploadFailed, CauseCameraOverRate, CauseQueueOverflow, CauseRTPLoss,
-	CauseRetention, CauseUnknown,
+	CauseRetentionQuota, CauseRetention, CauseUnknown,
 }
 
 // Rank returns c's place in the order of causeRank (0 first); an unknown

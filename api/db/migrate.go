@@ -105,6 +105,21 @@ var migrations = []string{
 	ALTER TABLE users ADD COLUMN access_gen BIGINT NOT NULL DEFAULT 0;`,
 	// 3: why a downloadable video failed.
 	`ALTER TABLE videos ADD COLUMN error TEXT NOT NULL DEFAULT '';`,
+	// 4: legal holds, with who placed and lifted them, when and why.
+	`CREATE TABLE holds (
+		id {{id}},
+		camera_id BIGINT NOT NULL DEFAULT 0,
+		video_id BIGINT NOT NULL DEFAULT 0,
+		start_ms BIGINT NOT NULL DEFAULT 0,
+		end_ms BIGINT NOT NULL DEFAULT 0,
+		reason TEXT NOT NULL,
+		placed_by TEXT NOT NULL,
+		placed_at BIGINT NOT NULL,
+		lifted_by TEXT NOT NULL DEFAULT '',
+		lifted_at BIGINT NOT NULL DEFAULT 0,
+		lift_reason TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX holds_active ON holds (lifted_at, camera_id);`,
 }
 
 // migrate creates the version table and applies the migrations not yet

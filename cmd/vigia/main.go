@@ -38,6 +38,9 @@ Usage:
   vigia cameras   [--config FILE] [--json]             cameras of the cluster with status and node (from NATS)
   vigia doctor    [--config FILE] [--KEY VALUE ...]   checks FFmpeg, storage, NATS, clock and spool space
   vigia nats      [--config FILE] [--nats.listen H:P] a standalone NATS server with JetStream (no nats-server needed)
+  vigia verify    --config FILE --camera ID --from FROM --to TO
+                                                       checks stored segments against their hour manifests
+  vigia verify    CLIP MANIFEST --key PUB.pem          checks a downloadable video against its signed manifest
   vigia probe     URL                                  exits 0 when URL answers 2xx (container health checks)
   vigia version
 
@@ -74,6 +77,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runWHEPViewers(args[1:], os.Stdin, stdout)
 	case "export":
 		err = runExport(args[1:], stdout, stderr)
+	case "verify":
+		err = runVerify(args[1:], stdout)
 	case "config":
 		err = runConfig(args[1:], stdout)
 	case "cameras":

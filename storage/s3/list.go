@@ -82,6 +82,9 @@ func (s *S3) Delete(ctx context.Context, keys []string) error {
 			return fmt.Errorf("s3 delete: %w", err)
 		}
 	}
+	if s.locking {
+		return s.deleteVersions(ctx, keys)
+	}
 	remaining := keys
 	err := s.do(ctx, "delete", fmt.Sprintf("%d keys", len(keys)), func() error {
 		if len(remaining) == 0 {

@@ -64,6 +64,12 @@ type Options struct {
 	RetryBase time.Duration
 	// RetryMax caps the backoff. It defaults to 5 seconds.
 	RetryMax time.Duration
+	// ObjectLocking says the bucket has (or, created by New, gets) S3
+	// Object Lock: legal holds (SetLegalHold) work, and Delete removes
+	// every version of a key instead of leaving the data behind a delete
+	// marker, failing for a version under a legal hold. It defaults to
+	// false.
+	ObjectLocking bool
 }
 
 // S3 is a storage.Store on an S3 bucket.
@@ -76,6 +82,7 @@ type S3 struct {
 	retry    retryPolicy
 	desc     string
 	log      *zap.Logger
+	locking  bool // Options.ObjectLocking
 }
 
 // Upload checksums (Options.Checksum).
@@ -139,6 +146,7 @@ func New(ctx context.Context, opts Options, log *zap.Logger) (*S3, error) {
 		partSize: opts.PartSize,
 		retry:    newRetryPolicy(opts),
 		desc:     "s3:" + scheme + "://" + host + "/" + opts.Bucket,
+		locking:  opts.ObjectLocking,
 	}
 	if s.partSize == 0 {
 		s.partSize = DefaultPartSize
@@ -189,7 +197,7 @@ func (s *S3) ensureBucket(ctx context.Context, region string) error {
 		return nil
 	}
 	err = s.do(ctx, "make bucket", "", func() error {
-		return s.client.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{Region: region})
+		return s.client.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{Region: region, ObjectLocking: s.locking})
 	})
 	var er minio.ErrorResponse
 	if errors.As(err, &er) && (er.Code == "BucketAlreadyOwnedByYou" || er.Code == "BucketAlreadyExists") {

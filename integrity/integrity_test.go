@@ -1,0 +1,272 @@
+package integrity_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/vigia/vigia/integrity"
+	"github.com/vigia/vigia/storage"
+	"github.com/vigia/vigia/storage/fs"
+	"github.com/vigia/vigia/storage/s3"
+	"github.com/vigia/vigia/testenv"
+)
+
+func fsStore(t *testing.T) storage.Store {
+	st, err := fs.New(t.TempDir(), fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func minioStore(t *testing.T) storage.Store {
+	srv := testenv.MinIO(t)
+	st, err := s3.New(t.Context(), s3.Options{Endpoint: srv.Endpoint, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey,
+		Bucket: testenv.NewBucketName(t)}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+const cam = "cam-1"
+
+var t0 = time.Date(2026, 3, 10, 11, 50, 0, 0, time.UTC)
+
+// store puts n 4-minute segments from t0 and records each, as the upload
+// path does, and returns their keys.
+func store(t *testing.T, ctx context.Context, st storage.Store, rec *integrity.Recorder, from time.Time, n int) []string {
+	t.Helper()
+	var keys []string
+	for i := range n {
+		start := from.Add(time.Duration(i) * 4 * time.Minute)
+		key := storage.SegmentKey(cam, start, 4*time.Minute, 100)
+		body := []byte(fmt.Sprintf("segment %d of %s", i, start))
+		hr := integrity.NewHashReader(bytes.NewReader(body))
+		if err := st.Put(ctx, key, hr, int64(len(body)), storage.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		sum, ok := hr.Sum(int64(len(body)))
+		if !ok || sum != sha256.Sum256(body) {
+			t.Fatalf("hash of the upload of %s: ok=%v", key, ok)
+		}
+		if err := rec.Record(ctx, key, int64(len(body)), sum); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+func problems(r integrity.Report) []string {
+	var out []string
+	for _, p := range r.Problems {
+		out = append(out, p.Kind+" "+p.Key)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestVerify: over fs and MinIO, a segment whose bytes changed and one that
+// was removed are reported with their keys; an intact range passes; the
+// manifests are chained across hours and ignored by segment listings.
+func TestVerify(t *testing.T) {
+	for name, open := range map[string]func(*testing.T) storage.Store{"fs": fsStore, "minio": minioStore} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			st := open(t)
+			rec := integrity.NewRecorder(integrity.RecorderConfig{Store: st, Log: zaptest.NewLogger(t)})
+			keys := store(t, ctx, st, rec, t0, 6) // 11:50 to 12:14: two hours
+			from, to := t0.Add(-time.Hour), t0.Add(time.Hour)
+
+			r, err := integrity.Verify(ctx, st, cam, from, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.OK() || r.Segments != 6 || r.Manifests != 2 {
+				t.Fatalf("intact: %+v", r)
+			}
+			m, err := integrity.ReadManifest(ctx, st, integrity.ManifestKey(cam, t0.Add(time.Hour)))
+			if err != nil || m == nil || m.Prev == nil || m.Prev.Key != integrity.ManifestKey(cam, t0) || m.Prev.Count != 3 {
+				t.Fatalf("second hour's manifest does not link the first: %+v %v", m, err)
+			}
+
+			if err := st.Put(ctx, keys[1], bytes.NewReader([]byte("segment 1 of XXXX")), -1, storage.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Delete(ctx, []string{keys[4]}); err != nil {
+				t.Fatal(err)
+			}
+			r, err = integrity.Verify(ctx, st, cam, from, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"changed " + keys[1], "removed " + keys[4]}
+			if got := problems(r); !slices.Equal(got, want) {
+				t.Fatalf("problems %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestChainDetectsManifestEdit: rewriting an earlier hour's manifest to
+// match a changed segment breaks the link the next hour holds.
+func TestChainDetectsManifestEdit(t *testing.T) {
+	ctx := t.Context()
+	st := fsStore(t)
+	rec := integrity.NewRecorder(integrity.RecorderConfig{Store: st})
+	keys := store(t, ctx, st, rec, t0, 6)
+	body := []byte("forged")
+	if err := st.Put(ctx, keys[0], bytes.NewReader(body), -1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mk := integrity.ManifestKey(cam, t0)
+	m, _ := integrity.ReadManifest(ctx, st, mk)
+	sum := sha256.Sum256(body)
+	m.Segments[0].SHA256, m.Segments[0].Size = fmt.Sprintf("%x", sum), int64(len(body))
+	b := m.Encode()
+	if err := st.Put(ctx, mk, bytes.NewReader(b), -1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := integrity.Verify(ctx, st, cam, t0, t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := problems(r); !slices.Equal(got, []string{"chain " + mk}) {
+		t.Fatalf("problems %q, want the chain of %s", got, mk)
+	}
+}
+
+// TestRecoverLaggingManifest: a segment stored without its manifest write
+// (a crash between the two) is added, marked recovered, by the next
+// process's first write for the camera, and the chain continues.
+func TestRecoverLaggingManifest(t *testing.T) {
+	ctx := t.Context()
+	st := fsStore(t)
+	rec := integrity.NewRecorder(integrity.RecorderConfig{Store: st})
+	keys := store(t, ctx, st, rec, t0, 2) // 11:50, 11:54
+	lost := storage.SegmentKey(cam, t0.Add(8*time.Minute), 4*time.Minute, 100)
+	if err := st.Put(ctx, lost, bytes.NewReader([]byte("lost")), -1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A new process: its first segment is in the next hour.
+	rec2 := integrity.NewRecorder(integrity.RecorderConfig{Store: st})
+	more := store(t, ctx, st, rec2, t0.Add(12*time.Minute), 1)
+	r, err := integrity.Verify(ctx, st, cam, t0, t0.Add(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || r.Segments != 4 {
+		t.Fatalf("after recovery: %+v", r)
+	}
+	m, _ := integrity.ReadManifest(ctx, st, integrity.ManifestKey(cam, t0))
+	if len(m.Segments) != 3 || m.Segments[2].Key != lost || !m.Segments[2].Recovered || m.Segments[0].Key != keys[0] {
+		t.Fatalf("first hour's manifest: %+v", m.Segments)
+	}
+	m2, _ := integrity.ReadManifest(ctx, st, integrity.ManifestKey(cam, t0.Add(time.Hour)))
+	if m2.Prev == nil || m2.Prev.Count != 3 || m2.Segments[0].Key != more[0] {
+		t.Fatalf("second hour's manifest: %+v", m2)
+	}
+}
+
+// TestHashReaderRetry: an upload that rewinds and sends again yields the
+// hash of one whole pass; a partial seek yields none.
+func TestHashReaderRetry(t *testing.T) {
+	body := []byte("0123456789abcdef")
+	hr := integrity.NewHashReader(bytes.NewReader(body))
+	buf := make([]byte, 5)
+	_, _ = hr.Read(buf)
+	_, _ = hr.Seek(0, 0)
+	all, _ := bytes.NewBuffer(nil).ReadFrom(hr)
+	if sum, ok := hr.Sum(int64(len(body))); !ok || all != int64(len(body)) || sum != sha256.Sum256(body) {
+		t.Fatal("rewound upload: wrong hash")
+	}
+	_, _ = hr.Seek(3, 0)
+	if _, ok := hr.Sum(int64(len(body))); ok {
+		t.Fatal("a seek into the middle kept a hash")
+	}
+}
+
+// TestRecorderConcurrentCameras: cameras recorded at once each get their
+// own complete manifest.
+func TestRecorderConcurrentCameras(t *testing.T) {
+	ctx := t.Context()
+	st := fsStore(t)
+	rec := integrity.NewRecorder(integrity.RecorderConfig{Store: st})
+	cams := []string{"c1", "c2", "c3", "c4"}
+	errs := make(chan error, len(cams))
+	for _, c := range cams {
+		go func() {
+			for i := range 5 {
+				key := storage.SegmentKey(c, t0.Add(time.Duration(i)*time.Minute), time.Minute, 10)
+				body := []byte(key)
+				if err := st.Put(ctx, key, bytes.NewReader(body), int64(len(body)), storage.PutOptions{}); err != nil {
+					errs <- err
+					return
+				}
+				if err := rec.Record(ctx, key, int64(len(body)), sha256.Sum256(body)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cams {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cams {
+		r, err := integrity.Verify(ctx, st, c, t0, t0.Add(time.Hour))
+		if err != nil || !r.OK() || r.Segments != 5 {
+			t.Errorf("camera %s: %+v %v", c, r, err)
+		}
+	}
+}
+
+// failingPuts refuses manifest writes while fail is set.
+type failingPuts struct {
+	storage.Store
+	fail bool
+}
+
+func (f *failingPuts) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) error {
+	if f.fail && integrity.IsManifestKey(key) {
+		return errors.New("refused")
+	}
+	return f.Store.Put(ctx, key, r, size, opts)
+}
+
+// TestFailedManifestWrite: a manifest write that fails does not lose the
+// entry: the next write stores it, even when the next segment starts a new
+// hour, and the chain verifies.
+func TestFailedManifestWrite(t *testing.T) {
+	ctx := t.Context()
+	st := &failingPuts{Store: fsStore(t)}
+	rec := integrity.NewRecorder(integrity.RecorderConfig{Store: st})
+	store(t, ctx, st, rec, t0, 2) // 11:50, 11:54
+	st.fail = true
+	key := storage.SegmentKey(cam, t0.Add(8*time.Minute), 4*time.Minute, 100)
+	if err := st.Store.Put(ctx, key, bytes.NewReader([]byte("x")), 1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Record(ctx, key, 1, sha256.Sum256([]byte("x"))); err == nil {
+		t.Fatal("the refused manifest write was not reported")
+	}
+	st.fail = false
+	store(t, ctx, st, rec, t0.Add(12*time.Minute), 1) // 12:02: a new hour
+	r, err := integrity.Verify(ctx, st, cam, t0, t0.Add(time.Hour))
+	if err != nil || !r.OK() || r.Segments != 4 {
+		t.Fatalf("after the failed write: %+v %v", r, err)
+	}
+}
