@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/connlimit"
 	"github.com/vigia/vigia/live"
 )
 
@@ -22,9 +23,12 @@ func (a *App) startWebRTC() error {
 		ICEServers: servers,
 		UDPPortMin: uint16(c.UDPPortMin), UDPPortMax: uint16(c.UDPPortMax),
 		UDPMuxAddr: c.UDPMux, TCPMuxAddr: c.TCPMux,
-		PublicIPs:   config.SplitList(c.PublicIPs),
-		Interfaces:  config.SplitList(c.Interfaces),
-		MaxSessions: c.MaxSessions,
+		PublicIPs:         config.SplitList(c.PublicIPs),
+		Interfaces:        config.SplitList(c.Interfaces),
+		MaxSessions:       c.MaxSessions,
+		TCPMaxConnections: c.TCPMaxConnections, TCPMaxConnectionsPerAddress: c.TCPMaxConnectionsPerAddress,
+		TCPFirstSTUNTimeout: time.Duration(c.TCPFirstSTUNTimeout), TCPWriteBuffer: int(c.TCPWriteBuffer),
+		OnTCPRejected: a.rejectedConnections("webrtc_tcp", []string{connlimit.ReasonMaxConnections, connlimit.ReasonPerAddress}),
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/pion/interceptor"
 	"github.com/pion/webrtc/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigia/vigia/connlimit"
 	"go.uber.org/zap"
 )
 
@@ -42,6 +43,27 @@ type WebRTCConfig struct {
 	// TCPMuxAddr, when set (":8189"), also offers ICE over TCP on this one
 	// listener, for networks that block UDP.
 	TCPMuxAddr string
+
+	// TCPMaxConnections bounds the ICE-TCP connections open at once; past
+	// it new ones are closed at once. It defaults to 1024.
+	TCPMaxConnections int
+
+	// TCPMaxConnectionsPerAddress bounds the ICE-TCP connections from one
+	// source (an IPv6 /64 counting as one). It defaults to 32.
+	TCPMaxConnectionsPerAddress int
+
+	// TCPFirstSTUNTimeout bounds the wait for an ICE-TCP connection's
+	// first STUN binding request; a connection that sends none is closed.
+	// It defaults to 5 s.
+	TCPFirstSTUNTimeout time.Duration
+
+	// TCPWriteBuffer bounds the bytes queued for one ICE-TCP connection;
+	// past it packets are dropped. It defaults to 256 KiB.
+	TCPWriteBuffer int
+
+	// OnTCPRejected, optional, is called with a connlimit.Reason* for each
+	// ICE-TCP connection closed for a cap.
+	OnTCPRejected func(reason string)
 
 	// PublicIPs, when set, are the addresses put in the host candidates
 	// instead of the interfaces' (a node behind a 1:1 NAT, a Kubernetes
@@ -91,6 +113,18 @@ func (c WebRTCConfig) withDefaults() WebRTCConfig {
 	if c.GatherTimeout <= 0 {
 		c.GatherTimeout = 3 * time.Second
 	}
+	if c.TCPMaxConnections <= 0 {
+		c.TCPMaxConnections = defaultTCPMaxConnections
+	}
+	if c.TCPMaxConnectionsPerAddress <= 0 {
+		c.TCPMaxConnectionsPerAddress = defaultTCPMaxConnectionsPerAddress
+	}
+	if c.TCPFirstSTUNTimeout <= 0 {
+		c.TCPFirstSTUNTimeout = defaultTCPFirstSTUNTimeout
+	}
+	if c.TCPWriteBuffer <= 0 {
+		c.TCPWriteBuffer = defaultTCPWriteBuffer
+	}
 	return c
 }
 
@@ -105,8 +139,9 @@ type WebRTC struct {
 	me  *webrtc.MediaEngine
 	log *zap.Logger
 
-	closers []func() error // mux sockets
-	batch   *sendBatcher   // nil when Unbatched
+	closers []func() error      // mux sockets
+	tcp     *connlimit.Listener // the ICE-TCP listener, nil without one
+	batch   *sendBatcher        // nil when Unbatched
 
 	mu       sync.Mutex
 	sessions map[string]*viewer
@@ -231,11 +266,10 @@ func (w *WebRTC) settings() (webrtc.SettingEngine, error) {
 		}
 	}
 	if cfg.TCPMuxAddr != "" {
-		ln, err := net.Listen("tcp", cfg.TCPMuxAddr)
+		mux, err := w.listenTCPMux()
 		if err != nil {
 			return se, fmt.Errorf("webrtc tcp mux %s: %w", cfg.TCPMuxAddr, err)
 		}
-		mux := ice.NewTCPMuxDefault(ice.TCPMuxParams{Listener: ln, ReadBufferSize: 8, WriteBufferSize: 4 << 20})
 		w.closers = append(w.closers, mux.Close)
 		se.SetICETCPMux(mux)
 		types = append(types, webrtc.NetworkTypeTCP4, webrtc.NetworkTypeTCP6)
