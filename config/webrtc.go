@@ -19,6 +19,12 @@ type WebRTCConfig struct {
 	TCPMux                      string   `yaml:"tcp_mux" doc:"Address (host:port, e.g. :8189) of a TCP listener that also offers ICE over TCP, for viewers whose network blocks UDP. Empty: UDP only."`
 	PublicIPs                   string   `yaml:"public_ips" doc:"Comma-separated addresses put in the node's ICE candidates instead of its interfaces' (a node behind a 1:1 NAT, a Kubernetes node's external address). Empty: the interfaces' addresses."`
 	Interfaces                  string   `yaml:"interfaces" doc:"Comma-separated network interfaces the node gathers candidates on (lo includes loopback, for tests on one machine). Empty: every interface but loopback."`
+	MaxSessionsPerToken         int      `yaml:"max_sessions_per_token" default:"4" doc:"WebRTC sessions opened with one live URL (one token) at once; past it 429, counted in vigia_live_webrtc_requests_total{result=\"per_token\"}."`
+	MaxSessionsPerCamera        int      `yaml:"max_sessions_per_camera" default:"250" doc:"WebRTC sessions of one camera at once; past it 429 (result per_camera)."`
+	MaxSessionsPerClient        int      `yaml:"max_sessions_per_client" default:"500" doc:"WebRTC sessions of the cameras of one client at once; past it 429 (result per_client)."`
+	MaxSessionsPerAddress       int      `yaml:"max_sessions_per_address" default:"32" doc:"WebRTC sessions of viewers at one address (the client address behind http.trusted_proxies; an IPv6 /64 counting as one) at once; past it 429 (result per_address)."`
+	MaxOfferSections            int      `yaml:"max_offer_sections" default:"8" doc:"Media sections (m= lines) of a WHEP offer; a longer one is answered 400 (result too_many_sections). Browsers offer one to three."`
+	MaxOfferCandidates          int      `yaml:"max_offer_candidates" default:"64" doc:"Candidates (a=candidate lines) of a WHEP offer; past it the offer is answered 400 (result too_many_candidates)."`
 	TCPMaxConnections           int      `yaml:"tcp_max_connections" default:"1024" doc:"ICE-TCP connections (webrtc.tcp_mux) held at once; past it new ones are closed at once and counted in vigia_rejected_connections_total{listener=\"webrtc_tcp\"}."`
 	TCPMaxConnectionsPerAddress int      `yaml:"tcp_max_connections_per_address" default:"32" doc:"ICE-TCP connections from one address (an IPv6 /64 counting as one); past it new ones from that address are closed at once and counted."`
 	TCPFirstSTUNTimeout         Duration `yaml:"tcp_first_stun_timeout" default:"5s" doc:"Time an ICE-TCP connection has to send its first STUN binding request; one that sends none is closed."`
@@ -70,6 +76,14 @@ func (c *Config) validateWebRTC(v *validator) {
 		}
 	}
 	v.atLeast("webrtc.max_sessions", w.MaxSessions, 1)
+	for _, k := range []struct {
+		key string
+		n   int
+	}{{"webrtc.max_sessions_per_token", w.MaxSessionsPerToken}, {"webrtc.max_sessions_per_camera", w.MaxSessionsPerCamera},
+		{"webrtc.max_sessions_per_client", w.MaxSessionsPerClient}, {"webrtc.max_sessions_per_address", w.MaxSessionsPerAddress},
+		{"webrtc.max_offer_sections", w.MaxOfferSections}, {"webrtc.max_offer_candidates", w.MaxOfferCandidates}} {
+		v.atLeast(k.key, k.n, 1)
+	}
 	v.atLeast("webrtc.tcp_max_connections", w.TCPMaxConnections, 1)
 	v.atLeast("webrtc.tcp_max_connections_per_address", w.TCPMaxConnectionsPerAddress, 1)
 	v.positive("webrtc.tcp_first_stun_timeout", w.TCPFirstSTUNTimeout)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -79,6 +81,39 @@ type WebRTCConfig struct {
 	// gets 503. It defaults to 1000.
 	MaxSessions int
 
+	// MaxSessionsPerToken bounds the sessions opened with one live token
+	// (one signed URL). It defaults to 4.
+	MaxSessionsPerToken int
+
+	// MaxSessionsPerCamera bounds the sessions of one camera. It defaults
+	// to 250.
+	MaxSessionsPerCamera int
+
+	// MaxSessionsPerClient bounds the sessions of the cameras of one
+	// client (ClientOf). It defaults to 500.
+	MaxSessionsPerClient int
+
+	// MaxSessionsPerAddress bounds the sessions of viewers at one address
+	// (ClientAddr; an IPv6 /64 counting as one). It defaults to 32.
+	MaxSessionsPerAddress int
+
+	// MaxOfferSections bounds the media sections (m= lines) of an offer;
+	// a longer one is answered 400. It defaults to 8.
+	MaxOfferSections int
+
+	// MaxOfferCandidates bounds the candidates (a=candidate lines) of an
+	// offer; past it the offer is answered 400. It defaults to 64.
+	MaxOfferCandidates int
+
+	// ClientOf, optional, returns the client owning a camera ("" for
+	// none: not counted per client).
+	ClientOf func(camera string) string
+
+	// ClientAddr, optional, returns the address of a WHEP request's
+	// client (behind trusted proxies, the forwarded one). It defaults to
+	// the peer's address.
+	ClientAddr func(r *http.Request) netip.Addr
+
 	// ViewerQueue is the frames queued for one viewer; a viewer whose
 	// queue is full loses frames (counted) and resumes at the next
 	// keyframe. It defaults to 64.
@@ -113,6 +148,18 @@ func (c WebRTCConfig) withDefaults() WebRTCConfig {
 	if c.GatherTimeout <= 0 {
 		c.GatherTimeout = 3 * time.Second
 	}
+	for _, d := range []struct {
+		n   *int
+		def int
+	}{
+		{&c.MaxSessionsPerToken, defaultMaxSessionsPerToken}, {&c.MaxSessionsPerCamera, defaultMaxSessionsPerCamera},
+		{&c.MaxSessionsPerClient, defaultMaxSessionsPerClient}, {&c.MaxSessionsPerAddress, defaultMaxSessionsPerAddress},
+		{&c.MaxOfferSections, defaultMaxOfferSections}, {&c.MaxOfferCandidates, defaultMaxOfferCandidates},
+	} {
+		if *d.n <= 0 {
+			*d.n = d.def
+		}
+	}
 	if c.TCPMaxConnections <= 0 {
 		c.TCPMaxConnections = defaultTCPMaxConnections
 	}
@@ -145,6 +192,7 @@ type WebRTC struct {
 
 	mu       sync.Mutex
 	sessions map[string]*viewer
+	counts   sessionCounts // sessions by token, camera, client and address
 	closed   bool
 
 	// hookWrite, set by tests only, runs in a session's goroutine before
@@ -166,7 +214,7 @@ type WebRTC struct {
 func NewWebRTC(s *Server, cfg WebRTCConfig) (*WebRTC, error) {
 	cfg = cfg.withDefaults()
 	w := &WebRTC{
-		s: s, cfg: cfg, sessions: map[string]*viewer{},
+		s: s, cfg: cfg, sessions: map[string]*viewer{}, counts: sessionCounts{},
 		log: s.cfg.Log.With(zap.String("proto", "webrtc")),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigia_live_webrtc_requests_total", Help: "WHEP requests (new WebRTC viewers) by result."}, []string{"result"}),
@@ -304,7 +352,8 @@ func (w *WebRTC) Sessions() int {
 // errFull is why a new viewer is refused when MaxSessions are open.
 var errFull = errors.New("too many webrtc viewers on this node")
 
-// add registers v under its id; it fails when the node has MaxSessions or
+// add registers v under its id; it fails when the node has MaxSessions,
+// when one of v's keys has its maximum (a *limitError) or when the node
 // is closed.
 func (w *WebRTC) add(v *viewer) error {
 	w.mu.Lock()
@@ -312,10 +361,14 @@ func (w *WebRTC) add(v *viewer) error {
 	if w.closed {
 		return errStopped
 	}
+	if err := w.counts.admit(w.cfg, v.keys); err != nil {
+		return err
+	}
 	if len(w.sessions) >= w.cfg.MaxSessions {
 		return errFull
 	}
 	w.sessions[v.id] = v
+	w.counts.add(v.keys)
 	return nil
 }
 
@@ -323,6 +376,7 @@ func (w *WebRTC) remove(v *viewer) {
 	w.mu.Lock()
 	if w.sessions[v.id] == v {
 		delete(w.sessions, v.id)
+		w.counts.release(v.keys)
 	}
 	w.mu.Unlock()
 }

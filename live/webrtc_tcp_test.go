@@ -98,6 +98,11 @@ func TestICETCPFloodBounded(t *testing.T) {
 		f.dial(t, fmt.Sprintf("127.0.0.%d", 3+i), addr, 20)
 	}
 	const held = perAddr * 4
+	testenv.WaitFor(t, 10*time.Second, "every connection accepted", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return rejected[connlimit.ReasonPerAddress]+n.w.TCPConnections() >= 400+3*20
+	})
 	// The node's side: the process's descriptors less the flood's own.
 	testenv.WaitFor(t, 10*time.Second, "the flood's connections past the caps closed", func() bool {
 		return openFDs(t)-int(f.open.Load())-base <= held+8

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -82,6 +83,10 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 		w.refuse(rw, http.StatusRequestEntityTooLarge, "bad_offer", "offer too large or unreadable")
 		return
 	}
+	if result, msg := checkOfferShape(w.cfg, string(body)); result != "" {
+		w.refuse(rw, http.StatusBadRequest, result, msg)
+		return
+	}
 	st := w.s.stream(camera)
 	if st == nil {
 		w.refuse(rw, http.StatusNotFound, "not_here", "camera not recorded by this node")
@@ -101,7 +106,14 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 	}
 	exp, _ := strconv.ParseInt(r.URL.Query().Get("exp"), 10, 64)
 	v := newViewer(w, st, codec, time.Unix(exp, 0))
+	v.keys = w.keysOf(r, camera)
 	if err := w.add(v); err != nil {
+		if le, ok := errors.AsType[*limitError](err); ok {
+			// 429: the viewer's own sessions hold the places; the
+			// player falls back to LL-HLS as on 503.
+			w.refuse(rw, http.StatusTooManyRequests, le.result, le.msg)
+			return
+		}
 		w.refuse(rw, http.StatusServiceUnavailable, "full", err.Error())
 		return
 	}
