@@ -77,6 +77,13 @@ type WebRTCConfig struct {
 	// left out. It defaults to every interface but loopback.
 	Interfaces []string
 
+	// AllowPrivateCandidates lets the node check a viewer's candidates on
+	// private networks other than those of its own interfaces (a viewer
+	// on another subnet of a LAN). Loopback, link-local, unspecified and
+	// multicast candidates are never checked, but loopback when "lo" is
+	// among Interfaces. It defaults to false.
+	AllowPrivateCandidates bool
+
 	// MaxSessions bounds the WebRTC viewers of the node; past it a new one
 	// gets 503. It defaults to 1000.
 	MaxSessions int
@@ -271,6 +278,7 @@ func (w *WebRTC) settings() (webrtc.SettingEngine, error) {
 		return se, err
 	}
 	se.SetSRTPProtectionProfiles(dtls.SRTP_AEAD_AES_128_GCM, dtls.SRTP_AEAD_AES_256_GCM, dtls.SRTP_AES128_CM_HMAC_SHA1_80)
+	newCandidateRule(cfg).apply(&se)
 	if len(cfg.Interfaces) > 0 {
 		names := slices.Clone(cfg.Interfaces)
 		se.SetInterfaceFilter(func(n string) bool { return slices.Contains(names, n) })
