@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -68,10 +70,11 @@ func (a *App) serveHTTP() {
 // records; operator tokens, or none from this machine on a `serve` node.
 func (a *App) nodePage() *player.NodePage {
 	p := &player.NodePage{
-		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve"),
+		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve", a.publicHost()),
 		Node:            a.cfg.NodeID,
 		Store:           a.store,
 		SignedURLExpiry: time.Duration(a.cfg.Storage.SignedURLExpiry),
+		LiveURLExpiry:   time.Duration(a.cfg.Security.LiveURLExpiry),
 		Segments:        a.cat.Segments,
 		Recorded:        a.recorded,
 		HLS:             a.api != nil,
@@ -86,6 +89,31 @@ func (a *App) nodePage() *player.NodePage {
 		p.Statuses = a.bus.ListStatus
 	}
 	return p
+}
+
+// publicHost returns the host of http.public_url, "" when unreadable.
+func (a *App) publicHost() string {
+	u, err := url.Parse(a.cfg.HTTP.PublicURL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// allowedOrigin reports whether a page at origin may read the node's live
+// video cross-origin: the origin of http.public_url or one of
+// http.cors_origins.
+func (a *App) allowedOrigin(origin string) bool {
+	origin = strings.TrimSuffix(origin, "/")
+	if u, err := url.Parse(a.cfg.HTTP.PublicURL); err == nil && strings.EqualFold(origin, u.Scheme+"://"+u.Host) {
+		return true
+	}
+	for _, o := range config.SplitList(a.cfg.HTTP.CORSOrigins) {
+		if strings.EqualFold(origin, strings.TrimSuffix(o, "/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // trustedProxies returns http.trusted_proxies (Validate has checked it).

@@ -89,7 +89,7 @@ type WebRTCConfig struct {
 	MaxSessions int
 
 	// MaxSessionsPerToken bounds the sessions opened with one live token
-	// (one signed URL). It defaults to 4.
+	// (one signed URL). It defaults to 8.
 	MaxSessionsPerToken int
 
 	// MaxSessionsPerCamera bounds the sessions of one camera. It defaults

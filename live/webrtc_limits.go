@@ -10,7 +10,7 @@ import (
 
 // Defaults of the WebRTC session and offer bounds (WebRTCConfig).
 const (
-	defaultMaxSessionsPerToken   = 4
+	defaultMaxSessionsPerToken   = 8
 	defaultMaxSessionsPerCamera  = 250
 	defaultMaxSessionsPerClient  = 500
 	defaultMaxSessionsPerAddress = 32
