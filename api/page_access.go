@@ -36,11 +36,13 @@ func PageAccess(tokens []string, trusted []netip.Prefix, loopback bool, hosts ..
 }
 
 // LocalClient reports whether r comes from a client on this machine: its
-// client address (ClientAddr through trusted, http.trusted_proxies) is a
-// loopback one, and no proxy outside trusted forwarded it (a reverse proxy
-// on this machine would make every client look local).
+// client address (ClientAddrKnown through trusted, http.trusted_proxies)
+// is known and a loopback one, and no proxy outside trusted forwarded it
+// (a reverse proxy on this machine would make every client look local).
+// A trusted proxy that names no readable client is never local.
 func LocalClient(r *http.Request, trusted []netip.Prefix) bool {
-	return ClientAddr(r, trusted).IsLoopback() && !ForwardedUntrusted(r, trusted)
+	a, known := ClientAddrKnown(r, trusted)
+	return known && a.IsLoopback() && !ForwardedUntrusted(r, trusted)
 }
 
 // LocalHost reports whether r's Host header (its port aside) is
