@@ -154,8 +154,8 @@ func (a *App) rejectedConnections(listener string, reasons []string) func(reason
 // readiness is the body of /readyz.
 type readiness struct {
 	Ready   bool     `json:"ready"`
-	Storage string   `json:"storage"`
-	NATS    string   `json:"nats"`
+	Storage string   `json:"storage,omitempty"`
+	NATS    string   `json:"nats,omitempty"`
 	Errors  []string `json:"errors,omitempty"`
 	// Thumbnails is "available", or says why thumbnails, snapshots and
 	// motion detection are not (a build without cgo, no decoder process);
@@ -185,8 +185,21 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	if !res.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
+	if !a.readyzDetails(r) {
+		// The storage, the NATS address and the errors are for the
+		// operator; a probe reads the status code.
+		res = readiness{Ready: res.Ready}
+	}
 	_ = json.NewEncoder(w).Encode(res)
+}
+
+// readyzDetails reports whether r may read the details of /readyz: with
+// an operator token (?token=), or on a `serve` node from this machine, as
+// the recordings page (api.PageAccess).
+func (a *App) readyzDetails(r *http.Request) bool {
+	return api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve", a.publicHost())(r)
 }
