@@ -2,18 +2,24 @@ package api
 
 import (
 	"crypto/subtle"
+	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 )
 
 // PageAccess returns the check of a node's recordings page
 // (player.NodePage): a request may see it with one of the operator tokens
 // in its query (`token`), or, when loopback is set (a `serve` node, the
 // one-machine development mode), without one from a client on this
-// machine (LocalClient). The address the node listens on plays no part.
-func PageAccess(tokens []string, trusted []netip.Prefix, loopback bool) func(*http.Request) bool {
+// machine (LocalClient) that named this machine in its Host header
+// (LocalHost: localhost, a loopback address or one of hosts, the host of
+// http.public_url). A page a browser loaded from another name (DNS
+// rebinding: attacker.example resolving to 127.0.0.1) needs the token.
+// The address the node listens on plays no part.
+func PageAccess(tokens []string, trusted []netip.Prefix, loopback bool, hosts ...string) func(*http.Request) bool {
 	return func(r *http.Request) bool {
-		if loopback && LocalClient(r, trusted) {
+		if loopback && LocalClient(r, trusted) && LocalHost(r, hosts...) {
 			return true
 		}
 		t := r.URL.Query().Get("token")
@@ -30,9 +36,38 @@ func PageAccess(tokens []string, trusted []netip.Prefix, loopback bool) func(*ht
 }
 
 // LocalClient reports whether r comes from a client on this machine: its
-// client address (ClientAddr through trusted, http.trusted_proxies) is a
-// loopback one, and no proxy outside trusted forwarded it (a reverse proxy
-// on this machine would make every client look local).
+// client address (ClientAddrKnown through trusted, http.trusted_proxies)
+// is known and a loopback one, and no proxy outside trusted forwarded it
+// (a reverse proxy on this machine would make every client look local).
+// A trusted proxy that names no readable client is never local.
 func LocalClient(r *http.Request, trusted []netip.Prefix) bool {
-	return ClientAddr(r, trusted).IsLoopback() && !ForwardedUntrusted(r, trusted)
+	a, known := ClientAddrKnown(r, trusted)
+	return known && a.IsLoopback() && !ForwardedUntrusted(r, trusted)
+}
+
+// LocalHost reports whether r's Host header (its port aside) is
+// localhost, a loopback address, or one of hosts (case aside).
+func LocalHost(r *http.Request, hosts ...string) bool {
+	h := r.Host
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	} else {
+		h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	}
+	h = strings.TrimSuffix(h, ".")
+	if h == "" {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	if a, err := netip.ParseAddr(h); err == nil && a.Unmap().IsLoopback() {
+		return true
+	}
+	for _, p := range hosts {
+		if p != "" && strings.EqualFold(h, p) {
+			return true
+		}
+	}
+	return false
 }

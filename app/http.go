@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -68,10 +70,11 @@ func (a *App) serveHTTP() {
 // records; operator tokens, or none from this machine on a `serve` node.
 func (a *App) nodePage() *player.NodePage {
 	p := &player.NodePage{
-		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve"),
+		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve", a.publicHost()),
 		Node:            a.cfg.NodeID,
 		Store:           a.store,
 		SignedURLExpiry: time.Duration(a.cfg.Storage.SignedURLExpiry),
+		LiveURLExpiry:   time.Duration(a.cfg.Security.LiveURLExpiry),
 		Segments:        a.cat.Segments,
 		Recorded:        a.recorded,
 		HLS:             a.api != nil,
@@ -86,6 +89,47 @@ func (a *App) nodePage() *player.NodePage {
 		p.Statuses = a.bus.ListStatus
 	}
 	return p
+}
+
+// publicHost returns the host of http.public_url, "" when unreadable.
+func (a *App) publicHost() string {
+	u, err := url.Parse(a.cfg.HTTP.PublicURL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// allowedOrigin reports whether a page at origin may read the node's live
+// video cross-origin: the origin of http.public_url, one of
+// http.cors_origins, or, when http.public_url names a loopback host (a
+// node for this machine only), a page on a loopback host (another port of
+// this machine; a DNS-rebinding page has its own name as origin).
+func (a *App) allowedOrigin(origin string) bool {
+	origin = strings.TrimSuffix(origin, "/")
+	if u, err := url.Parse(a.cfg.HTTP.PublicURL); err == nil {
+		if strings.EqualFold(origin, u.Scheme+"://"+u.Host) {
+			return true
+		}
+		if o, err := url.Parse(origin); err == nil && loopbackHost(u.Hostname()) && loopbackHost(o.Hostname()) {
+			return true
+		}
+	}
+	for _, o := range config.SplitList(a.cfg.HTTP.CORSOrigins) {
+		if strings.EqualFold(origin, strings.TrimSuffix(o, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // trustedProxies returns http.trusted_proxies (Validate has checked it).
@@ -126,8 +170,8 @@ func (a *App) rejectedConnections(listener string, reasons []string) func(reason
 // readiness is the body of /readyz.
 type readiness struct {
 	Ready   bool     `json:"ready"`
-	Storage string   `json:"storage"`
-	NATS    string   `json:"nats"`
+	Storage string   `json:"storage,omitempty"`
+	NATS    string   `json:"nats,omitempty"`
 	Errors  []string `json:"errors,omitempty"`
 	// Thumbnails is "available", or says why thumbnails, snapshots and
 	// motion detection are not (a build without cgo, no decoder process);
@@ -157,8 +201,21 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	if !res.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
+	if !a.readyzDetails(r) {
+		// The storage, the NATS address and the errors are for the
+		// operator; a probe reads the status code.
+		res = readiness{Ready: res.Ready}
+	}
 	_ = json.NewEncoder(w).Encode(res)
+}
+
+// readyzDetails reports whether r may read the details of /readyz: with
+// an operator token (?token=), or on a `serve` node from this machine, as
+// the recordings page (api.PageAccess).
+func (a *App) readyzDetails(r *http.Request) bool {
+	return api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve", a.publicHost())(r)
 }

@@ -1,9 +1,16 @@
 package app
 
 import (
+	"context"
+	"net/http"
+	"net/netip"
+	"strconv"
 	"time"
 
+	"github.com/vigia/vigia/api"
+
 	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/connlimit"
 	"github.com/vigia/vigia/live"
 )
 
@@ -32,15 +39,38 @@ func (a *App) startWebRTC() error {
 		ICEServers: servers,
 		UDPPortMin: uint16(c.UDPPortMin), UDPPortMax: uint16(c.UDPPortMax),
 		UDPMuxAddr: c.UDPMux, TCPMuxAddr: c.TCPMux,
-		PublicIPs:   config.SplitList(c.PublicIPs),
-		Interfaces:  config.SplitList(c.Interfaces),
-		MaxSessions: c.MaxSessions,
+		PublicIPs:           config.SplitList(c.PublicIPs),
+		Interfaces:          config.SplitList(c.Interfaces),
+		MaxSessions:         c.MaxSessions,
+		MaxSessionsPerToken: c.MaxSessionsPerToken, MaxSessionsPerCamera: c.MaxSessionsPerCamera,
+		MaxSessionsPerClient: c.MaxSessionsPerClient, MaxSessionsPerAddress: c.MaxSessionsPerAddress,
+		MaxOfferSections: c.MaxOfferSections, MaxOfferCandidates: c.MaxOfferCandidates,
+		ClientOf:          a.cameraClient,
+		ClientAddr:        func(r *http.Request) netip.Addr { return api.ClientAddr(r, a.trustedProxies()) },
+		TCPMaxConnections: c.TCPMaxConnections, TCPMaxConnectionsPerAddress: c.TCPMaxConnectionsPerAddress,
+		TCPFirstSTUNTimeout: time.Duration(c.TCPFirstSTUNTimeout), TCPWriteBuffer: int(c.TCPWriteBuffer),
+		OnTCPRejected: a.rejectedConnections("webrtc_tcp", []string{connlimit.ReasonMaxConnections, connlimit.ReasonPerAddress}),
 	})
 	if err != nil {
 		return err
 	}
 	a.webrtc = w
 	return nil
+}
+
+// cameraClient returns the client owning camera in the cluster's camera
+// records, "" when unknown (a camera of the configuration file).
+func (a *App) cameraClient(camera string) string {
+	if a.bus == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c, ok, err := a.bus.GetCamera(ctx, camera)
+	if err != nil || !ok || c.ClientID == 0 {
+		return ""
+	}
+	return strconv.FormatInt(c.ClientID, 10)
 }
 
 // closeWebRTC ends the WebRTC sessions.

@@ -274,6 +274,10 @@ func (r *run) startRecorder(ctx context.Context) error {
 	}
 	cfg.Recording.SegmentDuration = config.Duration(r.o.Segment)
 	cfg.WebRTC.Interfaces = "lo" // the viewers are on this machine
+	// The viewers share one address, and those of one camera one token.
+	n := max(r.o.WebRTCViewers+1, cfg.WebRTC.MaxSessionsPerToken)
+	cfg.WebRTC.MaxSessionsPerToken, cfg.WebRTC.MaxSessionsPerAddress = n, max(n, cfg.WebRTC.MaxSessionsPerAddress)
+	cfg.WebRTC.MaxSessionsPerCamera = max(n, cfg.WebRTC.MaxSessionsPerCamera)
 	cfg.Motion.Enabled = r.o.Motion
 	cfg.Ingest.ConnectRate = benchConnectRate(r.o.Cameras, cfg.Ingest.ConnectRate)
 	if r.o.SpoolSync != "" {

@@ -53,6 +53,7 @@ type HTTPConfig struct {
 	MaxConnections           int      `yaml:"max_connections" default:"4096" doc:"Connections the HTTP interface holds at once; past it new ones are closed at once and counted in vigia_rejected_connections_total."`
 	MaxConnectionsPerAddress int      `yaml:"max_connections_per_address" default:"256" doc:"Connections from one address (an IPv6 /64 counts as one address); past it new ones from that address are closed at once and counted. Connections from http.trusted_proxies are not capped per address (every client comes through them). 0: no limit, for a node behind a load balancer not listed in http.trusted_proxies."`
 	TrustedProxies           string   `yaml:"trusted_proxies" doc:"Comma-separated addresses or CIDRs (10.0.0.0/8, 127.0.0.1) of the reverse proxies in front of this node. The client address of a request from one of them is read from X-Forwarded-For (the nearest address not in the list); X-Forwarded-For from any other peer is ignored. Empty: the peer address is the client address."`
+	CORSOrigins              string   `yaml:"cors_origins" doc:"Comma-separated origins (https://host[:port]) of pages allowed to read this node's live video cross-origin (LL-HLS and WHEP): in a cluster, the public URLs of the nodes serving the API's player page. The origin of http.public_url is always allowed, and pages on this machine (localhost, loopback addresses) when http.public_url is on a loopback host; no other site's page is (no Access-Control-Allow-Origin: *)."`
 }
 
 // StorageConfig is the storage section.

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strings"
 )
 
@@ -29,6 +30,11 @@ func (c *Config) validateSecurity(v *validator) {
 	v.positive("security.live_url_expiry", s.LiveURLExpiry)
 	if _, err := ParsePrefixList(c.HTTP.TrustedProxies); err != nil {
 		v.add("http.trusted_proxies", err)
+	}
+	for _, o := range SplitList(c.HTTP.CORSOrigins) {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			v.add("http.cors_origins", fmt.Errorf("%w %q (want scheme://host[:port])", ErrInvalidValue, o))
+		}
 	}
 	if c.API.LoginAccountAttempts < 1 {
 		v.add("api.login_account_attempts", fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, c.API.LoginAccountAttempts))

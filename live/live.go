@@ -41,6 +41,10 @@ type Config struct {
 	// start (at the camera's next keyframe). It defaults to 10 s.
 	StartTimeout time.Duration
 
+	// AllowOrigin, optional, says which page origins (a player on another
+	// node of the cluster) may read live video cross-origin; nil: none.
+	AllowOrigin func(origin string) bool
+
 	// Registerer, optional, receives the live metrics.
 	Registerer prometheus.Registerer
 
@@ -131,7 +135,7 @@ func (s *Server) Handler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		w.Header().Set("Access-Control-Allow-Origin", "*")
+		allowOrigin(w.Header(), r, s.cfg.AllowOrigin)
 		if terr := check(s.cfg.Keys, camera, r.URL.Query(), time.Now()); terr != nil {
 			s.viewers.WithLabelValues("refused").Inc()
 			http.Error(w, terr.msg, terr.status)

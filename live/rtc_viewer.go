@@ -27,6 +27,7 @@ type viewer struct {
 	w      *WebRTC
 	id     string
 	camera string
+	keys   sessionKeys // what it counts under (WebRTC.add)
 	codec  media.Codec
 	hub    *hub
 	pc     *webrtc.PeerConnection

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/pion/interceptor"
 	"github.com/pion/webrtc/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigia/vigia/connlimit"
 	"go.uber.org/zap"
 )
 
@@ -43,6 +46,27 @@ type WebRTCConfig struct {
 	// listener, for networks that block UDP.
 	TCPMuxAddr string
 
+	// TCPMaxConnections bounds the ICE-TCP connections open at once; past
+	// it new ones are closed at once. It defaults to 1024.
+	TCPMaxConnections int
+
+	// TCPMaxConnectionsPerAddress bounds the ICE-TCP connections from one
+	// source (an IPv6 /64 counting as one). It defaults to 32.
+	TCPMaxConnectionsPerAddress int
+
+	// TCPFirstSTUNTimeout bounds the wait for an ICE-TCP connection's
+	// first STUN binding request; a connection that sends none is closed.
+	// It defaults to 5 s.
+	TCPFirstSTUNTimeout time.Duration
+
+	// TCPWriteBuffer bounds the bytes queued for one ICE-TCP connection;
+	// past it packets are dropped. It defaults to 256 KiB.
+	TCPWriteBuffer int
+
+	// OnTCPRejected, optional, is called with a connlimit.Reason* for each
+	// ICE-TCP connection closed for a cap.
+	OnTCPRejected func(reason string)
+
 	// PublicIPs, when set, are the addresses put in the host candidates
 	// instead of the interfaces' (a node behind a 1:1 NAT, a Kubernetes
 	// node's external address).
@@ -53,9 +77,49 @@ type WebRTCConfig struct {
 	// left out. It defaults to every interface but loopback.
 	Interfaces []string
 
+	// AllowPrivateCandidates lets the node check a viewer's candidates on
+	// private networks other than those of its own interfaces (a viewer
+	// on another subnet of a LAN). Loopback, link-local, unspecified and
+	// multicast candidates are never checked, but loopback when "lo" is
+	// among Interfaces. It defaults to false.
+	AllowPrivateCandidates bool
+
 	// MaxSessions bounds the WebRTC viewers of the node; past it a new one
 	// gets 503. It defaults to 1000.
 	MaxSessions int
+
+	// MaxSessionsPerToken bounds the sessions opened with one live token
+	// (one signed URL). It defaults to 8.
+	MaxSessionsPerToken int
+
+	// MaxSessionsPerCamera bounds the sessions of one camera. It defaults
+	// to 250.
+	MaxSessionsPerCamera int
+
+	// MaxSessionsPerClient bounds the sessions of the cameras of one
+	// client (ClientOf). It defaults to 500.
+	MaxSessionsPerClient int
+
+	// MaxSessionsPerAddress bounds the sessions of viewers at one address
+	// (ClientAddr; an IPv6 /64 counting as one). It defaults to 32.
+	MaxSessionsPerAddress int
+
+	// MaxOfferSections bounds the media sections (m= lines) of an offer;
+	// a longer one is answered 400. It defaults to 8.
+	MaxOfferSections int
+
+	// MaxOfferCandidates bounds the candidates (a=candidate lines) of an
+	// offer; past it the offer is answered 400. It defaults to 64.
+	MaxOfferCandidates int
+
+	// ClientOf, optional, returns the client owning a camera ("" for
+	// none: not counted per client).
+	ClientOf func(camera string) string
+
+	// ClientAddr, optional, returns the address of a WHEP request's
+	// client (behind trusted proxies, the forwarded one). It defaults to
+	// the peer's address.
+	ClientAddr func(r *http.Request) netip.Addr
 
 	// ViewerQueue is the frames queued for one viewer; a viewer whose
 	// queue is full loses frames (counted) and resumes at the next
@@ -91,6 +155,30 @@ func (c WebRTCConfig) withDefaults() WebRTCConfig {
 	if c.GatherTimeout <= 0 {
 		c.GatherTimeout = 3 * time.Second
 	}
+	for _, d := range []struct {
+		n   *int
+		def int
+	}{
+		{&c.MaxSessionsPerToken, defaultMaxSessionsPerToken}, {&c.MaxSessionsPerCamera, defaultMaxSessionsPerCamera},
+		{&c.MaxSessionsPerClient, defaultMaxSessionsPerClient}, {&c.MaxSessionsPerAddress, defaultMaxSessionsPerAddress},
+		{&c.MaxOfferSections, defaultMaxOfferSections}, {&c.MaxOfferCandidates, defaultMaxOfferCandidates},
+	} {
+		if *d.n <= 0 {
+			*d.n = d.def
+		}
+	}
+	if c.TCPMaxConnections <= 0 {
+		c.TCPMaxConnections = defaultTCPMaxConnections
+	}
+	if c.TCPMaxConnectionsPerAddress <= 0 {
+		c.TCPMaxConnectionsPerAddress = defaultTCPMaxConnectionsPerAddress
+	}
+	if c.TCPFirstSTUNTimeout <= 0 {
+		c.TCPFirstSTUNTimeout = defaultTCPFirstSTUNTimeout
+	}
+	if c.TCPWriteBuffer <= 0 {
+		c.TCPWriteBuffer = defaultTCPWriteBuffer
+	}
 	return c
 }
 
@@ -105,11 +193,13 @@ type WebRTC struct {
 	me  *webrtc.MediaEngine
 	log *zap.Logger
 
-	closers []func() error // mux sockets
-	batch   *sendBatcher   // nil when Unbatched
+	closers []func() error      // mux sockets
+	tcp     *connlimit.Listener // the ICE-TCP listener, nil without one
+	batch   *sendBatcher        // nil when Unbatched
 
 	mu       sync.Mutex
 	sessions map[string]*viewer
+	counts   sessionCounts // sessions by token, camera, client and address
 	closed   bool
 
 	// hookWrite, set by tests only, runs in a session's goroutine before
@@ -131,7 +221,7 @@ type WebRTC struct {
 func NewWebRTC(s *Server, cfg WebRTCConfig) (*WebRTC, error) {
 	cfg = cfg.withDefaults()
 	w := &WebRTC{
-		s: s, cfg: cfg, sessions: map[string]*viewer{},
+		s: s, cfg: cfg, sessions: map[string]*viewer{}, counts: sessionCounts{},
 		log: s.cfg.Log.With(zap.String("proto", "webrtc")),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigia_live_webrtc_requests_total", Help: "WHEP requests (new WebRTC viewers) by result."}, []string{"result"}),
@@ -188,6 +278,7 @@ func (w *WebRTC) settings() (webrtc.SettingEngine, error) {
 		return se, err
 	}
 	se.SetSRTPProtectionProfiles(dtls.SRTP_AEAD_AES_128_GCM, dtls.SRTP_AEAD_AES_256_GCM, dtls.SRTP_AES128_CM_HMAC_SHA1_80)
+	newCandidateRule(cfg).apply(&se)
 	if len(cfg.Interfaces) > 0 {
 		names := slices.Clone(cfg.Interfaces)
 		se.SetInterfaceFilter(func(n string) bool { return slices.Contains(names, n) })
@@ -231,11 +322,10 @@ func (w *WebRTC) settings() (webrtc.SettingEngine, error) {
 		}
 	}
 	if cfg.TCPMuxAddr != "" {
-		ln, err := net.Listen("tcp", cfg.TCPMuxAddr)
+		mux, err := w.listenTCPMux()
 		if err != nil {
 			return se, fmt.Errorf("webrtc tcp mux %s: %w", cfg.TCPMuxAddr, err)
 		}
-		mux := ice.NewTCPMuxDefault(ice.TCPMuxParams{Listener: ln, ReadBufferSize: 8, WriteBufferSize: 4 << 20})
 		w.closers = append(w.closers, mux.Close)
 		se.SetICETCPMux(mux)
 		types = append(types, webrtc.NetworkTypeTCP4, webrtc.NetworkTypeTCP6)
@@ -270,7 +360,8 @@ func (w *WebRTC) Sessions() int {
 // errFull is why a new viewer is refused when MaxSessions are open.
 var errFull = errors.New("too many webrtc viewers on this node")
 
-// add registers v under its id; it fails when the node has MaxSessions or
+// add registers v under its id; it fails when the node has MaxSessions,
+// when one of v's keys has its maximum (a *limitError) or when the node
 // is closed.
 func (w *WebRTC) add(v *viewer) error {
 	w.mu.Lock()
@@ -278,10 +369,14 @@ func (w *WebRTC) add(v *viewer) error {
 	if w.closed {
 		return errStopped
 	}
+	if err := w.counts.admit(w.cfg, v.keys); err != nil {
+		return err
+	}
 	if len(w.sessions) >= w.cfg.MaxSessions {
 		return errFull
 	}
 	w.sessions[v.id] = v
+	w.counts.add(v.keys)
 	return nil
 }
 
@@ -289,6 +384,7 @@ func (w *WebRTC) remove(v *viewer) {
 	w.mu.Lock()
 	if w.sessions[v.id] == v {
 		delete(w.sessions, v.id)
+		w.counts.release(v.keys)
 	}
 	w.mu.Unlock()
 }

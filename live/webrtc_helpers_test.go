@@ -35,7 +35,9 @@ type rtcNode struct {
 func newRTCNode(t testing.TB, cfg WebRTCConfig) *rtcNode {
 	t.Helper()
 	s, _ := newTestServer(t, Config{})
-	cfg.Interfaces = []string{"lo"}
+	if cfg.Interfaces == nil {
+		cfg.Interfaces = []string{"lo"}
+	}
 	w, err := NewWebRTC(s, cfg)
 	if err != nil {
 		t.Fatal(err)

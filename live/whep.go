@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -38,20 +39,27 @@ func (w *WebRTC) Register(mux interface {
 	Handle(pattern string, h http.Handler)
 }) {
 	mux.Handle("POST "+whepPattern, http.HandlerFunc(w.post))
-	mux.Handle("OPTIONS "+whepPattern, http.HandlerFunc(preflight))
+	mux.Handle("OPTIONS "+whepPattern, http.HandlerFunc(w.preflight))
 	mux.Handle("PATCH "+sessionPattern, http.HandlerFunc(w.patch))
 	mux.Handle("DELETE "+sessionPattern, http.HandlerFunc(w.delete))
-	mux.Handle("OPTIONS "+sessionPattern, http.HandlerFunc(preflight))
+	mux.Handle("OPTIONS "+sessionPattern, http.HandlerFunc(w.preflight))
 }
 
-func cors(rw http.ResponseWriter) {
-	h := rw.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", "Location, Retry-After")
+// cors lets a page of an allowed origin (Config.AllowOrigin) read the
+// answer and its Location.
+func (w *WebRTC) cors(rw http.ResponseWriter, r *http.Request) bool {
+	if !allowOrigin(rw.Header(), r, w.s.cfg.AllowOrigin) {
+		return false
+	}
+	rw.Header().Set("Access-Control-Expose-Headers", "Location, Retry-After")
+	return true
 }
 
-func preflight(rw http.ResponseWriter, _ *http.Request) {
-	cors(rw)
+func (w *WebRTC) preflight(rw http.ResponseWriter, r *http.Request) {
+	if !w.cors(rw, r) {
+		rw.WriteHeader(http.StatusNoContent)
+		return
+	}
 	h := rw.Header()
 	h.Set("Access-Control-Allow-Methods", "POST, PATCH, DELETE, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", "Content-Type, If-Match")
@@ -67,7 +75,7 @@ func (w *WebRTC) refuse(rw http.ResponseWriter, status int, result, msg string) 
 
 // post is the WHEP endpoint: a new viewer.
 func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
-	cors(rw)
+	w.cors(rw, r)
 	camera := r.PathValue("camera")
 	if terr := check(w.s.cfg.Keys, camera, r.URL.Query(), time.Now()); terr != nil {
 		w.refuse(rw, terr.status, "refused", terr.msg)
@@ -80,6 +88,10 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, maxOfferBytes))
 	if err != nil {
 		w.refuse(rw, http.StatusRequestEntityTooLarge, "bad_offer", "offer too large or unreadable")
+		return
+	}
+	if result, msg := checkOfferShape(w.cfg, string(body)); result != "" {
+		w.refuse(rw, http.StatusBadRequest, result, msg)
 		return
 	}
 	st := w.s.stream(camera)
@@ -101,7 +113,14 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 	}
 	exp, _ := strconv.ParseInt(r.URL.Query().Get("exp"), 10, 64)
 	v := newViewer(w, st, codec, time.Unix(exp, 0))
+	v.keys = w.keysOf(r, camera)
 	if err := w.add(v); err != nil {
+		if le, ok := errors.AsType[*limitError](err); ok {
+			// 429: the viewer's own sessions hold the places; the
+			// player falls back to LL-HLS as on 503.
+			w.refuse(rw, http.StatusTooManyRequests, le.result, le.msg)
+			return
+		}
 		w.refuse(rw, http.StatusServiceUnavailable, "full", err.Error())
 		return
 	}
@@ -173,7 +192,7 @@ func (w *WebRTC) connect(r *http.Request, v *viewer, offer string) (string, erro
 
 // patch renews a session with a newer token.
 func (w *WebRTC) patch(rw http.ResponseWriter, r *http.Request) {
-	cors(rw)
+	w.cors(rw, r)
 	camera := r.PathValue("camera")
 	if terr := check(w.s.cfg.Keys, camera, r.URL.Query(), time.Now()); terr != nil {
 		w.refuse(rw, terr.status, "refused", terr.msg)
@@ -192,7 +211,7 @@ func (w *WebRTC) patch(rw http.ResponseWriter, r *http.Request) {
 
 // delete ends a session; its id is the capability.
 func (w *WebRTC) delete(rw http.ResponseWriter, r *http.Request) {
-	cors(rw)
+	w.cors(rw, r)
 	v := w.session(r.PathValue("session"))
 	if v == nil || v.camera != r.PathValue("camera") {
 		http.Error(rw, "no such session", http.StatusNotFound)

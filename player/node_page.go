@@ -50,6 +50,11 @@ type NodePage struct {
 	// nil on a node without live playback.
 	LiveURL func(camera string, exp time.Time) string
 
+	// LiveURLExpiry is how long the live URLs the page hands out are
+	// valid (security.live_url_expiry); the page renews them at
+	// /live-url/{camera} halfway. It defaults to 2 minutes.
+	LiveURLExpiry time.Duration
+
 	// Statuses lists the status records of every camera of the cluster,
 	// for its completeness figure; nil: no figure.
 	Statuses func(ctx context.Context) ([]status.Status, error)
@@ -71,6 +76,37 @@ type Cameras interface {
 func (p *NodePage) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", p.index)
 	mux.HandleFunc("GET /recordings/{camera}", p.recordings)
+	mux.HandleFunc("GET /live-url/{camera}", p.liveURL)
+}
+
+// liveExpiry returns the expiry of a live URL handed out now.
+func (p *NodePage) liveExpiry() time.Time {
+	d := p.LiveURLExpiry
+	if d <= 0 {
+		d = 2 * time.Minute
+	}
+	return time.Now().Add(d)
+}
+
+// liveURL answers a camera's live URL, fresh, as {"url": …}: what the
+// page renews its live playback with.
+func (p *NodePage) liveURL(w http.ResponseWriter, r *http.Request) {
+	if !p.Allowed(r) {
+		http.Error(w, "operator token required", http.StatusUnauthorized)
+		return
+	}
+	cam := r.PathValue("camera")
+	if p.LiveURL == nil || p.Cameras == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if _, ok := p.Cameras.Status(cam); !ok {
+		http.Error(w, "camera not recorded by this node", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]string{"url": p.LiveURL(cam, p.liveExpiry())})
 }
 
 //go:embed web/node_page.html
@@ -128,7 +164,7 @@ func (p *NodePage) index(w http.ResponseWriter, r *http.Request) {
 	}
 	var cams []nodePageCamera
 	if p.Cameras != nil {
-		exp := time.Now().Add(12 * time.Hour)
+		exp := p.liveExpiry()
 		for _, id := range p.Cameras.Cameras() {
 			st, ok := p.Cameras.Status(id)
 			if !ok {

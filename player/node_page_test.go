@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,45 @@ func TestNodePageRecordings(t *testing.T) {
 	}
 	if rr := get(mux, "/recordings/cam1?token=op"); rr.Code != http.StatusBadGateway {
 		t.Errorf("failed listing: %d", rr.Code)
+	}
+}
+
+// TestNodePageLiveURLExpiry: the live URLs of the page are signed for
+// LiveURLExpiry, not hours, and /live-url/{camera} hands out a fresh one
+// to a request Allowed lets in, which the page renews its playback with.
+func TestNodePageLiveURLExpiry(t *testing.T) {
+	p, mux := nodePageFixture(t)
+	p.LiveURLExpiry = 2 * time.Minute
+	var exps []time.Time
+	p.LiveURL = func(camera string, exp time.Time) string {
+		exps = append(exps, exp)
+		return "/live/" + camera + "/index.m3u8?exp=" + strconv.FormatInt(exp.Unix(), 10) + "&sig=s"
+	}
+	body := get(mux, "/?token=op").Body.String()
+	if len(exps) == 0 {
+		t.Fatal("no live URL on the page")
+	}
+	for _, exp := range exps {
+		if d := time.Until(exp); d > 2*time.Minute || d < time.Minute {
+			t.Errorf("live URL of the page valid for %v, want 2m", d)
+		}
+	}
+	if !strings.Contains(body, "'/live-url/'") {
+		t.Error("the page does not renew its live URLs")
+	}
+	if rr := get(mux, "/live-url/cam1"); rr.Code != http.StatusUnauthorized {
+		t.Errorf("live URL without the token: %d", rr.Code)
+	}
+	if rr := get(mux, "/live-url/nope?token=op"); rr.Code != http.StatusNotFound {
+		t.Errorf("live URL of a camera not here: %d", rr.Code)
+	}
+	exps = nil
+	rr := get(mux, "/live-url/cam1?token=op")
+	var got struct{ URL string }
+	if err := json.Unmarshal(rr.Body.Bytes(), &got); err != nil || rr.Code != http.StatusOK || !strings.HasPrefix(got.URL, "/live/cam1/index.m3u8?exp=") {
+		t.Fatalf("live URL: %d %q", rr.Code, rr.Body.String())
+	}
+	if len(exps) != 1 || time.Until(exps[0]) > 2*time.Minute {
+		t.Errorf("renewed URL expiries %v", exps)
 	}
 }

@@ -170,7 +170,7 @@ node_config() {
 node_id: $1
 data_dir: $CLUSTER_DIR/$1
 log: {level: info, format: json}
-http: {addr: "127.0.0.1:$2"}
+http: {addr: "127.0.0.1:$2", cors_origins: "$API_URL"}
 rtmp: {addr: "127.0.0.1:0"}
 nats: {url: "$NATS_URL", replicas: 3}
 storage:

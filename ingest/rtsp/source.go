@@ -193,6 +193,7 @@ func (s *Source) runClient(ctx context.Context, u *base.URL, tr *gortsplib.Trans
 
 		UDPReadBufferSize: udpReadBuffer(),
 	}
+	c.OnResponse = guardSource(s.addressAllowed, s.log)
 	c.OnDecodeError = func(err error) { cur.Load().decodeError(err) }
 	c.OnPacketsLost = func(n uint64) { cur.Load().decodeError(fmt.Errorf("%w (%d)", errPacketLost, n)) }
 	if err := c.Start2(); err != nil {
