@@ -31,13 +31,15 @@ const (
 	LiveURL Purpose = "live url"
 	// RTMPKey derives the stream keys of RTMP push cameras.
 	RTMPKey Purpose = "rtmp push key"
+	// LPRKey derives the keys of the URLs cameras push plate reads to.
+	LPRKey Purpose = "lpr push key"
 	// CameraSeal is the AES-256-GCM key that seals camera credentials.
 	CameraSeal Purpose = "camera credentials"
 )
 
 // Purposes returns every purpose.
 func Purposes() []Purpose {
-	return []Purpose{APIDigest, APIHash, APIPlayer, StorageURL, LiveURL, RTMPKey, CameraSeal}
+	return []Purpose{APIDigest, APIHash, APIPlayer, StorageURL, LiveURL, RTMPKey, LPRKey, CameraSeal}
 }
 
 // MinSecretLen is the shortest secret accepted, in bytes.

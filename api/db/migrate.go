@@ -105,6 +105,12 @@ var migrations = []string{
 	ALTER TABLE users ADD COLUMN access_gen BIGINT NOT NULL DEFAULT 0;`,
 	// 3: why a downloadable video failed.
 	`ALTER TABLE videos ADD COLUMN error TEXT NOT NULL DEFAULT '';`,
+	// 4: the plate read of licence plate events, by event id.
+	`CREATE TABLE event_plates (
+		event_uid TEXT NOT NULL PRIMARY KEY,
+		plate TEXT NOT NULL,
+		confidence DOUBLE PRECISION NOT NULL DEFAULT 0
+	);`,
 }
 
 // migrate creates the version table and applies the migrations not yet
