@@ -42,6 +42,8 @@ type CameraRetention struct {
 	Camera string
 	// Days is the camera's history_days. Zero or less keeps its objects.
 	Days int
+	// Keep keeps the recordings around the camera's events longer (keep.go).
+	Keep EventKeep
 }
 
 // Lease is the cluster-wide lease that lets one node sweep at a time
