@@ -59,6 +59,7 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 	}
 	errs := fieldErrors{}
 	ci := s.parseCamera(ctx, in, errs)
+	keepDays, keepSet := parseEventKeep(in, errs)
 	if err := errs.err(); err != nil {
 		return err
 	}
@@ -85,6 +86,11 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 	} else {
 		row.ID, row.CreatedAt, row.UpdatedAt = id, old.CreatedAt, now
 		if err := s.cfg.DB.UpdateCamera(ctx, row); err != nil {
+			return err
+		}
+	}
+	if keepSet {
+		if err := s.cfg.DB.SetEventKeepDays(ctx, row.ID, keepDays); err != nil {
 			return err
 		}
 	}

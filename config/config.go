@@ -163,7 +163,7 @@ type RetentionConfig struct {
 	Enabled       bool     `yaml:"enabled" default:"true" doc:"Delete each camera's objects after its history_days (one node of the cluster sweeps at a time)."`
 	SweepInterval Duration `yaml:"sweep_interval" default:"1h" doc:"Time between two retention sweeps."`
 	Lifecycle     bool     `yaml:"lifecycle" default:"true" doc:"Install S3 lifecycle expiry rules (by the retention-days object tag) where the store supports them; the sweeper runs as well."`
-	EventKeepDays int      `yaml:"event_keep_days" default:"0" doc:"Days the recordings around the events of API cameras are kept when that is longer than their history_days; 0 keeps them no longer (docs/retention.md). Needs retention.lifecycle false on stores with lifecycle rules."`
+	EventKeepDays int      `yaml:"event_keep_days" default:"0" doc:"Days the recordings around the events of API cameras are kept when that is longer than their history_days, for cameras without their own event_keep_days; 0 keeps them no longer (docs/retention.md). Needs retention.lifecycle false on stores with lifecycle rules."`
 	EventPreRoll  Duration `yaml:"event_pre_roll" default:"30s" doc:"Video kept before each event under retention.event_keep_days."`
 	EventPostRoll Duration `yaml:"event_post_roll" default:"90s" doc:"Video kept after each event's start under retention.event_keep_days."`
 }

@@ -25,3 +25,33 @@ func (d *DB) EventTimes(ctx context.Context, camera int64, from, to time.Time) (
 	}
 	return out, classify(rows.Err())
 }
+
+// SetEventKeepDays sets how many days camera keeps the video around its
+// events; 0 leaves it to the configuration.
+func (d *DB) SetEventKeepDays(ctx context.Context, camera int64, days int) error {
+	_, err := d.exec(ctx, `INSERT INTO camera_event_keep (camera_id, days) VALUES (?, ?)
+		ON CONFLICT (camera_id) DO UPDATE SET days = excluded.days`, camera, days)
+	if err != nil {
+		return fmt.Errorf("event keep of camera %d: %w", camera, err)
+	}
+	return nil
+}
+
+// EventKeepDays returns the days set by SetEventKeepDays, by camera id.
+func (d *DB) EventKeepDays(ctx context.Context) (map[int64]int, error) {
+	rows, err := d.query(ctx, `SELECT camera_id, days FROM camera_event_keep`)
+	if err != nil {
+		return nil, fmt.Errorf("event keep days: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]int{}
+	for rows.Next() {
+		var id int64
+		var days int
+		if err := rows.Scan(&id, &days); err != nil {
+			return nil, err
+		}
+		out[id] = days
+	}
+	return out, classify(rows.Err())
+}

@@ -105,11 +105,16 @@ var migrations = []string{
 	ALTER TABLE users ADD COLUMN access_gen BIGINT NOT NULL DEFAULT 0;`,
 	// 3: why a downloadable video failed.
 	`ALTER TABLE videos ADD COLUMN error TEXT NOT NULL DEFAULT '';`,
-	// 4: the plate read of licence plate events, by event id.
+	// 4: the plate read of licence plate events, by event id; the days
+	// each camera keeps the video around its events.
 	`CREATE TABLE event_plates (
 		event_uid TEXT NOT NULL PRIMARY KEY,
 		plate TEXT NOT NULL,
 		confidence DOUBLE PRECISION NOT NULL DEFAULT 0
+	);
+	CREATE TABLE camera_event_keep (
+		camera_id BIGINT NOT NULL PRIMARY KEY,
+		days INTEGER NOT NULL
 	);`,
 }
 
