@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/api/lpr"
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
@@ -93,8 +94,8 @@ func (s *Server) pushLPR(w http.ResponseWriter, r *http.Request) error {
 	} else if cl.Blocked {
 		return errBlocked
 	}
-	rd, err := parsePlateRead(r.Header.Get("Content-Type"), body)
-	if errors.Is(err, errNoPlate) {
+	rd, err := lpr.Parse(r.Header.Get("Content-Type"), body)
+	if errors.Is(err, lpr.ErrNoPlate) {
 		writeJSON(w, http.StatusOK, envelope{Code: 0, Msg: "ignored: not a plate read"})
 		return nil
 	}
@@ -135,7 +136,7 @@ type lprAccepted struct {
 
 // lprEventID is the event id of a read: "p{Unix ms}-{FNV-64a of camera and
 // plate}", so a read pushed again (a camera's retry) is stored once.
-func lprEventID(cam string, rd plateRead) string {
+func lprEventID(cam string, rd lpr.Read) string {
 	h := fnv.New64a()
 	_, _ = io.WriteString(h, cam+"\x00"+rd.Plate)
 	sum := strconv.FormatUint(h.Sum64(), 16)

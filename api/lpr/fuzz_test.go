@@ -1,14 +1,14 @@
-package api
+package lpr
 
 import (
 	"os"
 	"testing"
 )
 
-// FuzzParsePlateRead checks that parsePlateRead never panics and that
+// FuzzParse checks that Parse never panics and that
 // what it accepts is a plate read the ingress can store.
-func FuzzParsePlateRead(f *testing.F) {
-	xmlDoc, err := os.ReadFile("testdata/lpr/hikvision_anpr.xml")
+func FuzzParse(f *testing.F) {
+	xmlDoc, err := os.ReadFile("testdata/hikvision_anpr.xml")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -19,14 +19,14 @@ func FuzzParsePlateRead(f *testing.F) {
 	f.Add("", []byte(`<EventNotificationAlert><eventType>ANPR</eventType><ANPR><licensePlate>A</licensePlate></ANPR></EventNotificationAlert>`))
 	f.Add("multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"event\"\r\n\r\n{\"plate\":\"A\"}\r\n--b--\r\n"))
 	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
-		rd, err := parsePlateRead(contentType, body)
+		rd, err := Parse(contentType, body)
 		if err != nil {
 			return
 		}
-		if rd.Plate == "" || len(rd.Plate) > 4*maxPlateLen || rd.Confidence < 0 || rd.Confidence > 100 {
+		if rd.Plate == "" || len(rd.Plate) > 4*MaxPlateLen || rd.Confidence < 0 || rd.Confidence > 100 {
 			t.Fatalf("accepted %+v", rd)
 		}
-		if rd.Picture != nil && !isJPEG(rd.Picture) {
+		if rd.Picture != nil && !IsJPEG(rd.Picture) {
 			t.Fatal("accepted a picture that is not a JPEG")
 		}
 	})

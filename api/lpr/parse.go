@@ -1,4 +1,8 @@
-package api
+// Package lpr reads the licence plate reads cameras push: the Hikvision
+// ISAPI ANPR alert (XML alone or multipart with its pictures) and a generic
+// JSON form (docs/events.md, "Licence plate reads"). Its parsers never
+// panic and allocate in proportion to the body, which the caller bounds.
+package lpr
 
 import (
 	"bytes"
@@ -16,22 +20,22 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of a plate read. The body itself is bounded by LPRConfig.BodyLimit
-// before it is parsed, so the parsers allocate in proportion to it.
+// Limits of a plate read. The caller bounds the body itself before it is
+// parsed, so the parsers allocate in proportion to it.
 const (
-	// maxPlateLen is the longest plate text, in characters.
-	maxPlateLen = 32
+	// MaxPlateLen is the longest plate text, in characters.
+	MaxPlateLen = 32
 	// maxLPRParts is the most parts of a multipart plate read.
 	maxLPRParts = 16
 )
 
-// errNoPlate means the body is a well-formed alert that is not a plate
+// ErrNoPlate means the body is a well-formed alert that is not a plate
 // read (a camera's other alarms and heartbeats pushed to the same URL, or
 // a read without a plate); it is acknowledged and ignored.
-var errNoPlate = errors.New("not a plate read")
+var ErrNoPlate = errors.New("not a plate read")
 
-// plateRead is one plate read pushed by a camera.
-type plateRead struct {
+// Read is one plate read pushed by a camera.
+type Read struct {
 	// Plate is the plate text.
 	Plate string
 	// Confidence is the camera's confidence, 0 to 100 (0 when none).
@@ -64,12 +68,12 @@ type jsonRead struct {
 	Picture    string   `json:"picture"`
 }
 
-// parsePlateRead reads a plate read of media type contentType: a Hikvision
+// Parse reads a plate read of media type contentType: a Hikvision
 // EventNotificationAlert (XML alone or as the XML part of a multipart
 // body with its pictures), or the generic JSON form (alone or as the JSON
 // part of a multipart body with a JPEG part). Without a usable media type
 // the first byte decides ('<' XML, '{' JSON). It never panics.
-func parsePlateRead(contentType string, body []byte) (plateRead, error) {
+func Parse(contentType string, body []byte) (Read, error) {
 	mt, params, _ := mime.ParseMediaType(contentType)
 	if strings.HasPrefix(mt, "multipart/") {
 		return parseMultipartRead(body, params["boundary"])
@@ -86,15 +90,15 @@ func parsePlateRead(contentType string, body []byte) (plateRead, error) {
 	case len(t) > 0 && t[0] == '{':
 		return parseJSONRead(body)
 	}
-	return plateRead{}, errors.New("the body is neither XML nor JSON")
+	return Read{}, errors.New("the body is neither XML nor JSON")
 }
 
 // parseMultipartRead reads a multipart plate read: one XML or JSON part,
 // and JPEG parts of which detectionPicture.jpg (the whole scene) is
 // preferred, then the first.
-func parseMultipartRead(body []byte, boundary string) (plateRead, error) {
+func parseMultipartRead(body []byte, boundary string) (Read, error) {
 	if boundary == "" {
-		return plateRead{}, errors.New("multipart body without a boundary")
+		return Read{}, errors.New("multipart body without a boundary")
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	var doc []byte
@@ -107,19 +111,19 @@ func parseMultipartRead(body []byte, boundary string) (plateRead, error) {
 			break
 		}
 		if err != nil {
-			return plateRead{}, errors.New("malformed multipart body")
+			return Read{}, errors.New("malformed multipart body")
 		}
 		if n == maxLPRParts {
-			return plateRead{}, errors.New("more than " + strconv.Itoa(maxLPRParts) + " parts")
+			return Read{}, errors.New("more than " + strconv.Itoa(maxLPRParts) + " parts")
 		}
 		data, err := io.ReadAll(p)
 		if err != nil {
-			return plateRead{}, errors.New("malformed multipart body")
+			return Read{}, errors.New("malformed multipart body")
 		}
 		name := strings.ToLower(p.FormName() + " " + p.FileName())
 		ct, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
 		switch {
-		case isJPEG(data):
+		case IsJPEG(data):
 			pictures = append(pictures, data)
 			if preferred == nil && strings.Contains(name, "detectionpicture") {
 				preferred = data
@@ -130,7 +134,7 @@ func parseMultipartRead(body []byte, boundary string) (plateRead, error) {
 			doc, docKind = data, 'j'
 		}
 	}
-	var rd plateRead
+	var rd Read
 	var err error
 	switch docKind {
 	case 'x':
@@ -138,10 +142,10 @@ func parseMultipartRead(body []byte, boundary string) (plateRead, error) {
 	case 'j':
 		rd, err = parseJSONRead(doc)
 	default:
-		return plateRead{}, errors.New("no XML or JSON part")
+		return Read{}, errors.New("no XML or JSON part")
 	}
 	if err != nil {
-		return plateRead{}, err
+		return Read{}, err
 	}
 	switch {
 	case preferred != nil:
@@ -153,20 +157,20 @@ func parseMultipartRead(body []byte, boundary string) (plateRead, error) {
 }
 
 // parseHikvision reads a Hikvision EventNotificationAlert. An alert whose
-// eventType is not ANPR, or without a plate, is errNoPlate.
-func parseHikvision(data []byte) (plateRead, error) {
+// eventType is not ANPR, or without a plate, is ErrNoPlate.
+func parseHikvision(data []byte) (Read, error) {
 	var a hikAlert
 	if err := xml.Unmarshal(data, &a); err != nil {
-		return plateRead{}, errors.New("not an EventNotificationAlert: malformed XML")
+		return Read{}, errors.New("not an EventNotificationAlert: malformed XML")
 	}
 	if !strings.EqualFold(strings.TrimSpace(a.EventType), "ANPR") || a.ANPR == nil {
-		return plateRead{}, errNoPlate
+		return Read{}, ErrNoPlate
 	}
-	rd := plateRead{Plate: a.ANPR.LicensePlate}
+	rd := Read{Plate: a.ANPR.LicensePlate}
 	if c := strings.TrimSpace(a.ANPR.ConfidenceLevel); c != "" {
 		v, err := strconv.ParseFloat(c, 64)
 		if err != nil {
-			return plateRead{}, errors.New("confidenceLevel must be a number")
+			return Read{}, errors.New("confidenceLevel must be a number")
 		}
 		rd.Confidence = v
 	}
@@ -184,12 +188,12 @@ func parseHikvision(data []byte) (plateRead, error) {
 }
 
 // parseJSONRead reads the generic JSON plate read.
-func parseJSONRead(data []byte) (plateRead, error) {
+func parseJSONRead(data []byte) (Read, error) {
 	var j jsonRead
 	if err := json.Unmarshal(data, &j); err != nil {
-		return plateRead{}, errors.New("malformed JSON: " + err.Error())
+		return Read{}, errors.New("malformed JSON: " + err.Error())
 	}
-	rd := plateRead{Plate: j.Plate}
+	rd := Read{Plate: j.Plate}
 	if j.Confidence != nil {
 		rd.Confidence = *j.Confidence
 	}
@@ -197,7 +201,7 @@ func parseJSONRead(data []byte) (plateRead, error) {
 	case j.At != "":
 		t, err := time.Parse(time.RFC3339Nano, j.At)
 		if err != nil {
-			return plateRead{}, errors.New("at must be an RFC 3339 time")
+			return Read{}, errors.New("at must be an RFC 3339 time")
 		}
 		rd.At = t
 	case j.AtMs > 0:
@@ -205,34 +209,34 @@ func parseJSONRead(data []byte) (plateRead, error) {
 	}
 	if j.Picture != "" {
 		pic, err := base64.StdEncoding.DecodeString(j.Picture)
-		if err != nil || !isJPEG(pic) {
-			return plateRead{}, errors.New("picture must be a base64 JPEG")
+		if err != nil || !IsJPEG(pic) {
+			return Read{}, errors.New("picture must be a base64 JPEG")
 		}
 		rd.Picture = pic
 	}
 	if strings.TrimSpace(rd.Plate) == "" {
-		return plateRead{}, errors.New("plate is required")
+		return Read{}, errors.New("plate is required")
 	}
 	return checkRead(rd)
 }
 
 // checkRead trims and checks the plate and the confidence.
-func checkRead(rd plateRead) (plateRead, error) {
+func checkRead(rd Read) (Read, error) {
 	rd.Plate = strings.TrimSpace(rd.Plate)
 	if rd.Plate == "" {
-		return plateRead{}, errNoPlate
+		return Read{}, ErrNoPlate
 	}
-	if !utf8.ValidString(rd.Plate) || utf8.RuneCountInString(rd.Plate) > maxPlateLen ||
+	if !utf8.ValidString(rd.Plate) || utf8.RuneCountInString(rd.Plate) > MaxPlateLen ||
 		strings.IndexFunc(rd.Plate, unicode.IsControl) >= 0 {
-		return plateRead{}, errors.New("the plate must be 1 to " + strconv.Itoa(maxPlateLen) + " printable characters")
+		return Read{}, errors.New("the plate must be 1 to " + strconv.Itoa(MaxPlateLen) + " printable characters")
 	}
 	if !(rd.Confidence >= 0 && rd.Confidence <= 100) {
-		return plateRead{}, errors.New("the confidence must be 0 to 100")
+		return Read{}, errors.New("the confidence must be 0 to 100")
 	}
 	return rd, nil
 }
 
-// isJPEG reports whether data starts like a JPEG file (SOI and a marker).
-func isJPEG(data []byte) bool {
+// IsJPEG reports whether data starts like a JPEG file (SOI and a marker).
+func IsJPEG(data []byte) bool {
 	return len(data) >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF
 }
