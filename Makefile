@@ -160,6 +160,7 @@ fuzz:
 	$(GO) test ./segmenter -run '^$$' -fuzz '^FuzzRecoverSpoolFile$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./player -run '^$$' -fuzz '^FuzzPlaylist$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./export -run '^$$' -fuzz '^FuzzParseInit$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./api/lpr -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./thumbs -run '^$$' -fuzz '^FuzzBoxOffset$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./thumbs/decoder -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./thumbs/decodeproc -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME)

@@ -20,6 +20,8 @@ type cameraCreated struct {
 	StreamStatus      int    `json:"stream_status"`
 	StatusDescription string `json:"status_description"`
 	RTMPURL           string `json:"rtmp_url,omitempty"`
+	// LPRURL is where the camera pushes its plate reads (docs/events.md).
+	LPRURL string `json:"lpr_url"`
 }
 
 // createCamera is POST /api/v1/cameras (operator).
@@ -57,6 +59,7 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 	}
 	errs := fieldErrors{}
 	ci := s.parseCamera(ctx, in, errs)
+	keepDays, keepSet := parseEventKeep(in, errs)
 	if err := errs.err(); err != nil {
 		return err
 	}
@@ -86,6 +89,11 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 			return err
 		}
 	}
+	if keepSet {
+		if err := s.cfg.DB.SetEventKeepDays(ctx, row.ID, keepDays); err != nil {
+			return err
+		}
+	}
 	client, err := s.cfg.DB.Client(ctx, row.ClientID)
 	if err != nil {
 		return err
@@ -93,7 +101,8 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 	if err := s.syncCamera(ctx, row, client.Blocked); err != nil {
 		return fmt.Errorf("camera %d saved but not registered (RepairRegistry registers it within %v): %w", row.ID, RegistryRepairInterval, err)
 	}
-	rec := cameraCreated{ID: row.ID, Description: row.Description, StreamStatus: int(status.Offline), StatusDescription: status.Offline.Text()}
+	rec := cameraCreated{ID: row.ID, Description: row.Description, StreamStatus: int(status.Offline), StatusDescription: status.Offline.Text(),
+		LPRURL: s.lprURL(row.ID)}
 	if id != 0 {
 		st := s.cameraStatus(ctx, row, client.Blocked)
 		rec.StreamStatus, rec.StatusDescription = int(st.Code), st.Text

@@ -36,6 +36,11 @@ type eventRecord struct {
 	EventURL          string `json:"event_url"`
 	CameraID          int64  `json:"camera_id"`
 	CameraDescription string `json:"camera_description"`
+
+	// Plate and PlateConfidence are the plate read of a licence plate
+	// event (type 7), absent on other events (docs/events.md).
+	Plate           string   `json:"plate,omitempty"`
+	PlateConfidence *float64 `json:"plate_confidence,omitempty"`
 }
 
 // eventPage is the one object of the event listing's list.
@@ -59,6 +64,10 @@ type EventIn struct {
 	At time.Time
 	// ImageKey is the storage key of its image, "" when none.
 	ImageKey string
+	// Plate is the plate read of a licence plate event, "" when none;
+	// Confidence the camera's confidence in it, 0 to 100.
+	Plate      string
+	Confidence float64
 }
 
 // StoreEvent stores an event of a camera registered through the API, once
@@ -76,6 +85,9 @@ func (s *Server) StoreEvent(ctx context.Context, e EventIn) error {
 		return err
 	}
 	_, err = s.cfg.DB.AddEvent(ctx, db.Event{UID: e.ID, CameraID: c.ID, ClientID: c.ClientID, Type: e.Type, At: e.At, ImageKey: e.ImageKey}, s.now())
+	if err == nil && e.Plate != "" {
+		err = s.cfg.DB.AddPlate(ctx, e.ID, db.Plate{Plate: e.Plate, Confidence: e.Confidence})
+	}
 	return err
 }
 
@@ -135,10 +147,18 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := eventPage{Total: total, PerPage: eventsPerPage, CurrentPage: int(page),
 		LastPage: max(1, (total+eventsPerPage-1)/eventsPerPage), Data: []eventRecord{}}
+	plates, err := s.eventPlates(r.Context(), evs)
+	if err != nil {
+		return err
+	}
 	for _, e := range evs {
-		out.Data = append(out.Data, eventRecord{ID: e.ID, EventAt: s.fmtTime(e.At, layoutEvent), EventType: e.Type,
+		rec := eventRecord{ID: e.ID, EventAt: s.fmtTime(e.At, layoutEvent), EventType: e.Type,
 			EventDescription: eventTypes[e.Type], EventURL: s.signed(r.Context(), e.ImageKey), CameraID: e.CameraID,
-			CameraDescription: e.CameraDescription})
+			CameraDescription: e.CameraDescription}
+		if p, ok := plates[e.UID]; ok {
+			rec.Plate, rec.PlateConfidence = p.Plate, &p.Confidence
+		}
+		out.Data = append(out.Data, rec)
 	}
 	writeJSON(w, http.StatusOK, []eventPage{out})
 	return nil

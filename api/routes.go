@@ -44,6 +44,7 @@ func (s *Server) routes() []Route {
 		r("POST", "/api/v1/cameras", low, s.createCamera),
 		r("PUT", "/api/v1/cameras/{id}", low, s.updateCamera),
 		r("GET", "/api/v1/events", list, s.listEvents),
+		r("POST", "/api/v1/lpr/{id}/{key}", low, s.pushLPR),
 		r("GET", "/api/v4/cameras", low, s.listCameras),
 		r("GET", "/api/camera-player/{id}", low, s.getCamera),
 		r("GET", "/api/camera/{id}/player", low, s.player),

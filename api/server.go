@@ -111,6 +111,12 @@ type Config struct {
 	LoginWindow          time.Duration
 	// PasswordCost is the bcrypt cost. It defaults to bcrypt.DefaultCost.
 	PasswordCost int
+	// LPR configures the plate read ingress (docs/events.md).
+	LPR LPRConfig
+	// PublishEvent, optional, publishes an event the server received
+	// itself (a plate read) on the events stream, after storing it.
+	PublishEvent func(ctx context.Context, e EventIn) error
+
 	// Now is the clock. It defaults to time.Now.
 	Now func() time.Time
 	// Log receives the server's logs. It defaults to a no-op logger.
@@ -134,6 +140,9 @@ type Server struct {
 	// regMu makes a camera's database write and registry write one step
 	// for RepairRegistry, which re-reads the camera under it.
 	regMu sync.Mutex
+
+	// lprRate bounds each camera's plate reads.
+	lprRate *lprLimiter
 }
 
 // New checks cfg and returns a Server.
@@ -201,7 +210,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Info.Manufacturers == nil {
 		cfg.Info = DefaultCreationInfo()
 	}
+	lprRate := newLPRLimiter(&cfg.LPR)
 	s := &Server{cfg: cfg, log: cfg.Log, keys: keys, loc: cfg.Location, throttle: newThrottle(cfg.LoginWindow)}
+	s.lprRate = lprRate
 	for _, t := range cfg.OperatorTokens {
 		if t = strings.TrimSpace(t); t != "" {
 			s.operator = append(s.operator, sha256.Sum256([]byte(t)))

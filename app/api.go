@@ -71,8 +71,10 @@ func (a *App) startAPI(ctx context.Context) error {
 		AllowPrivateNetworks: cfg.Ingest.AllowPrivateNetworks, BodyLimit: int64(cfg.API.BodyLimit),
 		DigestGrace: time.Duration(cfg.API.DigestGrace), Location: loc, MaxVideoDuration: time.Duration(cfg.API.MaxVideoDuration),
 		LoginAttempts: cfg.API.LoginAttempts, LoginAccountAttempts: cfg.API.LoginAccountAttempts,
-		LoginWindow: time.Duration(cfg.API.LoginWindow),
-		Log:         a.log.With(zap.String("component", "api")),
+		LoginWindow:  time.Duration(cfg.API.LoginWindow),
+		LPR:          api.LPRConfig{BodyLimit: int64(cfg.API.LPRBodyLimit), Rate: cfg.API.LPRRate, Burst: cfg.API.LPRBurst},
+		PublishEvent: a.publishAPIEvent,
+		Log:          a.log.With(zap.String("component", "api")),
 	})
 	if err != nil {
 		return err
@@ -97,7 +99,8 @@ func (a *App) startAPI(ctx context.Context) error {
 		defer close(a.api.eventsDone)
 		for evCtx.Err() == nil {
 			err := a.bus.ConsumeEvents(evCtx, eventsDurable, func(ctx context.Context, e bus.Event) error {
-				return srv.StoreEvent(ctx, api.EventIn{ID: e.ID, Camera: e.Camera, Type: e.Type, At: time.UnixMilli(e.AtMs), ImageKey: e.ImageKey})
+				return srv.StoreEvent(ctx, api.EventIn{ID: e.ID, Camera: e.Camera, Type: e.Type, At: time.UnixMilli(e.AtMs), ImageKey: e.ImageKey,
+					Plate: e.Plate, Confidence: e.Confidence})
 			})
 			if err != nil && evCtx.Err() == nil {
 				a.log.Warn("events consumer stopped; restarting", zap.Error(err))

@@ -44,8 +44,12 @@ func (a *App) startDBRetention(d *db.DB) error {
 	a.integrity.holdsDB = d
 	sw, err := a.newSweeper(retention.DatabaseLeaseName, "database", func(ctx context.Context) ([]retention.CameraRetention, error) {
 		var out []retention.CameraRetention
-		err := d.AllCameras(ctx, func(c db.Camera, _ bool) error {
-			out = append(out, retention.CameraRetention{Camera: strconv.FormatInt(c.ID, 10), Days: c.HistoryDays, Client: strconv.FormatInt(c.ClientID, 10)})
+		keep, err := d.EventKeepDays(ctx)
+		if err != nil {
+			return nil, err
+		}
+		err = d.AllCameras(ctx, func(c db.Camera, _ bool) error {
+			out = append(out, retention.CameraRetention{Camera: strconv.FormatInt(c.ID, 10), Days: c.HistoryDays, Client: strconv.FormatInt(c.ClientID, 10), Keep: a.eventKeep(d, c.ID, keep[c.ID])})
 			return nil
 		})
 		return out, err

@@ -26,6 +26,10 @@ type Event struct {
 	AtMs int64 `json:"at_ms"`
 	// ImageKey is the storage key of the event image, empty when none.
 	ImageKey string `json:"image_key,omitempty"`
+	// Plate and Confidence are the plate read of a licence plate event
+	// (type 7): the plate text and the camera's confidence, 0 to 100.
+	Plate      string  `json:"plate,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
 }
 
 // eventRedelay is how long a message whose handler failed waits before

@@ -10,6 +10,9 @@ type APIConfig struct {
 	LoginAccountAttempts int            `yaml:"login_account_attempts" default:"20" doc:"Failed token requests allowed per e-mail address, from all client addresses together, within api.login_window; more are answered 429 for that address only."`
 	LoginWindow          Duration       `yaml:"login_window" default:"15m" doc:"Window of api.login_attempts."`
 	RTMPURL              string         `yaml:"rtmp_url" doc:"Base of the rtmp_url handed to RTMP cameras (rtmp://host:port/app). Empty: the URL of the RTMP push server, rtmp://{rtmp.public_host or host of http.public_url}:{port rtmp.addr listens on}/live (1935 when that port is 0 and nothing listens)."`
+	LPRBodyLimit         Size           `yaml:"lpr_body_limit" default:"4MiB" doc:"Largest plate read a camera may push to its lpr_url, pictures included; a larger one is answered 413 (docs/events.md)."`
+	LPRRate              float64        `yaml:"lpr_rate" default:"5" doc:"Plate reads per second one camera may push on average; more are answered 429 with Retry-After."`
+	LPRBurst             int            `yaml:"lpr_burst" default:"20" doc:"Plate reads one camera may push at once before api.lpr_rate applies."`
 	HistoryDays          string         `yaml:"history_days" default:"1,3,7,15,30,60,90" doc:"Comma-separated history_days values offered by the camera creation info."`
 	Manufacturers        []Manufacturer `yaml:"manufacturers,omitempty" doc:"Camera manufacturers of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
 	CameraModels         []CameraModel  `yaml:"camera_models,omitempty" doc:"Camera models of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`

@@ -167,6 +167,9 @@ type RetentionConfig struct {
 	Lifecycle     bool     `yaml:"lifecycle" default:"true" doc:"Install S3 lifecycle expiry rules (by the retention-days object tag) where the store supports them; the sweeper runs as well."`
 	CameraQuota   Size     `yaml:"camera_quota" default:"0" doc:"Most bytes of recordings (rec/ objects) one camera may keep; past it the sweeper deletes its oldest segments (gap cause retention_quota, docs/retention.md). 0: no quota."`
 	ClientQuota   Size     `yaml:"client_quota" default:"0" doc:"Most bytes of recordings the cameras of one client (API cameras) may keep together; past it the sweeper deletes the client's oldest segments. 0: no quota."`
+	EventKeepDays int      `yaml:"event_keep_days" default:"0" doc:"Days the recordings around the events of API cameras are kept when that is longer than their history_days, for cameras without their own event_keep_days; 0 keeps them no longer (docs/retention.md). Needs retention.lifecycle false on stores with lifecycle rules."`
+	EventPreRoll  Duration `yaml:"event_pre_roll" default:"30s" doc:"Video kept before each event under retention.event_keep_days."`
+	EventPostRoll Duration `yaml:"event_post_roll" default:"90s" doc:"Video kept after each event's start under retention.event_keep_days."`
 }
 
 // ExportConfig is the export section (downloadable videos).
@@ -182,6 +185,9 @@ func (c *Config) validateRetentionExport(v *validator) {
 	v.positive("retention.sweep_interval", c.Retention.SweepInterval)
 	if c.Retention.CameraQuota < 0 || c.Retention.ClientQuota < 0 {
 		v.add("retention.camera_quota", fmt.Errorf("%w: quotas are 0 or more bytes", ErrInvalidValue))
+	}
+	if c.Retention.EventKeepDays < 0 {
+		v.add("retention.event_keep_days", fmt.Errorf("%w %d (want 0 or more)", ErrInvalidValue, c.Retention.EventKeepDays))
 	}
 	v.positive("export.max_range", c.Export.MaxRange)
 	if c.Export.MaxConcurrent < 1 {

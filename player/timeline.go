@@ -36,6 +36,10 @@ type TimelineData struct {
 	catalogue.Timeline
 	// Events are the camera's events of the range, in time order.
 	Events []Event `json:"events"`
+	// RetainedFromMs is where the camera's history_days begin (Unix ms;
+	// absent without retention): video recorded before it is video
+	// kept around events (docs/retention.md), marked as such.
+	RetainedFromMs int64 `json:"retained_from_ms,omitempty"`
 }
 
 // TimelineConfig configures TimelineHandler.
@@ -94,6 +98,9 @@ func TimelineHandler(cfg TimelineConfig) http.Handler {
 			return
 		}
 		out := TimelineData{Timeline: tl, Events: []Event{}}
+		if !opts.RetainedFrom.IsZero() {
+			out.RetainedFromMs = opts.RetainedFrom.UnixMilli()
+		}
 		if cfg.Events != nil {
 			evs, err := cfg.Events(r.Context(), camera, from, to)
 			if err != nil {

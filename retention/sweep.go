@@ -27,22 +27,27 @@ func (s *Sweeper) sweepCamera(ctx context.Context, c CameraRetention, r *Report)
 	r.Cameras++
 	cutoff := Cutoff(s.cfg.Now(), c.Days)
 	d := &deleter{s: s.cfg.Store, r: r, held: s.held}
+	recCutoff, err := d.keepAroundEvents(ctx, c, s.cfg.Now(), cutoff)
+	if err != nil {
+		return err
+	}
 	for _, dated := range []struct {
 		prefix string
 		leaf   level
+		cutoff time.Time
 	}{
-		{storage.PrefixRecordings, levelHour},
-		{storage.PrefixThumbs, levelHour},
-		{storage.PrefixHourlyThumbs, levelDay},
+		{storage.PrefixRecordings, levelHour, recCutoff},
+		{storage.PrefixThumbs, levelHour, cutoff},
+		{storage.PrefixHourlyThumbs, levelDay, cutoff},
 	} {
-		if err := d.dated(ctx, dated.prefix+c.Camera+"/", levelYear, dated.leaf, time.Time{}, cutoff); err != nil {
+		if err := d.dated(ctx, dated.prefix+c.Camera+"/", levelYear, dated.leaf, time.Time{}, dated.cutoff); err != nil {
 			return err
 		}
 	}
 	if err := d.snapshots(ctx, storage.PrefixSnapshots+c.Camera+"/", cutoff); err != nil {
 		return err
 	}
-	if err := d.byModified(ctx, storage.PrefixEvents+c.Camera+"/", cutoff); err != nil {
+	if err := d.byModified(ctx, storage.PrefixEvents+c.Camera+"/", recCutoff); err != nil {
 		return err
 	}
 	return d.flush(ctx)

@@ -53,6 +53,8 @@ type CameraRetention struct {
 	// of Client may take together (the largest value given for the
 	// client's cameras applies). Zero or less: no quota.
 	ClientQuotaBytes int64
+	// Keep keeps the recordings around the camera's events longer (keep.go).
+	Keep EventKeep
 }
 
 // Lease is the cluster-wide lease that lets one node sweep at a time

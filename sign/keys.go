@@ -31,6 +31,8 @@ const (
 	LiveURL Purpose = "live url"
 	// RTMPKey derives the stream keys of RTMP push cameras.
 	RTMPKey Purpose = "rtmp push key"
+	// LPRKey derives the keys of the URLs cameras push plate reads to.
+	LPRKey Purpose = "lpr push key"
 	// CameraSeal is the AES-256-GCM key that seals camera credentials.
 	CameraSeal Purpose = "camera credentials"
 	// ExportManifest is the seed of the Ed25519 key that signs the
@@ -40,7 +42,7 @@ const (
 
 // Purposes returns every purpose.
 func Purposes() []Purpose {
-	return []Purpose{APIDigest, APIHash, APIPlayer, StorageURL, LiveURL, RTMPKey, CameraSeal, ExportManifest}
+	return []Purpose{APIDigest, APIHash, APIPlayer, StorageURL, LiveURL, RTMPKey, LPRKey, CameraSeal, ExportManifest}
 }
 
 // MinSecretLen is the shortest secret accepted, in bytes.

@@ -120,6 +120,17 @@ var migrations = []string{
 		lift_reason TEXT NOT NULL DEFAULT ''
 	);
 	CREATE INDEX holds_active ON holds (lifted_at, camera_id);`,
+	// 5: the plate read of licence plate events, by event id; the days
+	// each camera keeps the video around its events.
+	`CREATE TABLE event_plates (
+		event_uid TEXT NOT NULL PRIMARY KEY,
+		plate TEXT NOT NULL,
+		confidence DOUBLE PRECISION NOT NULL DEFAULT 0
+	);
+	CREATE TABLE camera_event_keep (
+		camera_id BIGINT NOT NULL PRIMARY KEY,
+		days INTEGER NOT NULL
+	);`,
 }
 
 // migrate creates the version table and applies the migrations not yet

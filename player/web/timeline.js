@@ -74,6 +74,13 @@
         var d = place(rec, 'tl-rec', sp.start_ms, sp.end_ms);
         if (d) { d.title = 'Recorded ' + fmt(sp.start_ms, true) + ' – ' + fmt(sp.end_ms, true); }
       });
+      // Video older than history_days is video kept around events.
+      var keptTo = data.retained_from_ms || 0;
+      data.recorded.forEach(function (sp) {
+        if (sp.start_ms >= keptTo) { return; }
+        var d = place(rec, 'tl-rec tl-kept', sp.start_ms, Math.min(sp.end_ms, keptTo));
+        if (d) { d.dataset.kept = '1'; d.title = 'Kept around events ' + fmt(sp.start_ms, true) + ' – ' + fmt(Math.min(sp.end_ms, keptTo), true); }
+      });
       data.gaps.forEach(function (g) {
         var c = causeOf(g.cause);
         var d = place(gaps, 'tl-gap', g.start_ms, g.end_ms);
