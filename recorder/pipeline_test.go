@@ -233,6 +233,9 @@ func TestPipelineQueueShare(t *testing.T) {
 		return floodSource{clip: clip, n: 2000, returned: returned}, nil // about 35 MB
 	}
 	rg.rec.Record(cam("quiet", "rtsp://cam/small"), 1)
+	// The quiet camera runs before the other floods, so that the share
+	// is already half the budget when the flood comes.
+	testenv.WaitFor(t, 10*time.Second, "the quiet camera's pipeline", func() bool { return rg.rec.pipelines.Load() == 1 })
 	rg.rec.Record(cam("hog", "flood://hog"), 1)
 	select {
 	case <-returned:
