@@ -134,6 +134,10 @@ type Server struct {
 	// regMu makes a camera's database write and registry write one step
 	// for RepairRegistry, which re-reads the camera under it.
 	regMu sync.Mutex
+
+	// cp bounds the calls to NATS and keeps what the API shows while NATS
+	// is down (controlplane.go).
+	cp *controlPlane
 }
 
 // New checks cfg and returns a Server.
@@ -201,7 +205,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Info.Manufacturers == nil {
 		cfg.Info = DefaultCreationInfo()
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, keys: keys, loc: cfg.Location, throttle: newThrottle(cfg.LoginWindow)}
+	cp := newControlPlane(cfg.Now)
+	cfg.Status = guardedStatus{cp: cp, next: cfg.Status}
+	cfg.Registry = guardedRegistry{cp: cp, next: cfg.Registry}
+	if cfg.Live != nil {
+		cfg.Live = guardedLive{cp: cp, next: cfg.Live}
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, keys: keys, loc: cfg.Location, throttle: newThrottle(cfg.LoginWindow), cp: cp}
 	for _, t := range cfg.OperatorTokens {
 		if t = strings.TrimSpace(t); t != "" {
 			s.operator = append(s.operator, sha256.Sum256([]byte(t)))
