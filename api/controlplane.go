@@ -21,13 +21,13 @@ import (
 const (
 	// cpReadTimeout bounds one read of NATS made for a request (a camera's
 	// status, its lease).
-	cpReadTimeout = 500 * time.Millisecond
+	cpReadTimeout = time.Second
 	// cpWriteTimeout bounds a registry write and the check made before a
 	// camera is saved.
 	cpWriteTimeout = 2 * time.Second
 	// cpRetry is how long, after a NATS call timed out, the API answers
 	// without asking NATS; the next call after it tries again.
-	cpRetry = time.Second
+	cpRetry = 2 * time.Second
 )
 
 // errControlPlane answers a write that needs the camera registry while
