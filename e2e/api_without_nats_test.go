@@ -19,7 +19,8 @@ import (
 // listing, the single read, the recordings operation, the recorded
 // playlist, the thumbnails and a stored thumbnail each answer 200 within
 // 2 s, the camera's status is its last one read (ONLINE), and creating a
-// camera answers 503 within 2 s and saves nothing.
+// camera answers 503 within 2 s and saves nothing. A node serving only the
+// API on the same NATS stays ready (/readyz 200, naming NATS).
 func TestAPIWithoutNATS(t *testing.T) {
 	t.Parallel()
 	log, _ := testLogger(t)
@@ -90,6 +91,12 @@ func TestAPIWithoutNATS(t *testing.T) {
 		return true
 	})
 
+	// A node serving only the API on the same NATS (`vigia api`).
+	ac := *c
+	ac.DataDir, ac.NodeID = t.TempDir(), "api-only"
+	ac.HTTP.Addr, ac.HTTP.PublicURL = "127.0.0.1:0", ""
+	apiOnly := startMode(t, &ac, app.Mode{Name: "test", API: true}, log)
+
 	ns.stop()
 	// Let the node see the connection gone, as it would after any outage.
 	waitFor(t, 10*time.Second, "NATS seen down", func() bool { return !a.Bus().Conn().IsConnected() })
@@ -156,6 +163,11 @@ func TestAPIWithoutNATS(t *testing.T) {
 				t.Errorf("camera create without NATS: %v, want a message naming NATS", v)
 			}
 		})
+	}
+	// The API-only node stays ready (it serves reads), naming NATS.
+	code, body := get(apiOnly.URL() + "/readyz")
+	if code != 200 || !strings.Contains(body, "nats: ") {
+		t.Errorf("/readyz of an API-only node without NATS: %d %s, want 200 naming NATS", code, body)
 	}
 	if total := api.call("GET", "/api/v4/cameras"+op, nil, 200).(map[string]any)["total"]; total != float64(1) {
 		t.Errorf("cameras after the refused creations: %v, want 1", total)
