@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/vigia/vigia/api/db"
 	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/status"
@@ -74,6 +76,11 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 			return err
 		}
 	}
+	// A camera saved while NATS is down would not be recorded until NATS
+	// is back: refuse it at once instead.
+	if err := s.cp.writable(ctx, s.cfg.Registry); err != nil {
+		return err
+	}
 	now := s.now()
 	// The database and registry writes are one step for RepairRegistry.
 	s.regMu.Lock()
@@ -99,7 +106,8 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 		return err
 	}
 	if err := s.syncCamera(ctx, row, client.Blocked); err != nil {
-		return fmt.Errorf("camera %d saved but not registered (RepairRegistry registers it within %v): %w", row.ID, RegistryRepairInterval, err)
+		s.log.Warn("camera saved but not registered", zap.Int64("camera", row.ID), zap.Error(err))
+		return fail(http.StatusServiceUnavailable, fmt.Sprintf("camera %d saved but not registered: the camera registry (NATS) did not answer; it is registered within %v of NATS answering again", row.ID, RegistryRepairInterval))
 	}
 	rec := cameraCreated{ID: row.ID, Description: row.Description, StreamStatus: int(status.Offline), StatusDescription: status.Offline.Text(),
 		LPRURL: s.lprURL(row.ID)}

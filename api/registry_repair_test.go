@@ -92,12 +92,12 @@ func TestRepairRegistry(t *testing.T) {
 				t.Fatalf("record after create: %v %q", ok, u)
 			}
 
-			// An edit whose registry write fails: 500, the database has the
+			// An edit whose registry write fails: 503, the database has the
 			// edit, the registry the old record.
 			fr.fail.Store(true)
 			edit := rtspCamera(clientID, "203.0.113.9")
 			edit["history_days"] = 30
-			e.do("PUT", op("/api/v1/cameras/"+c), edit).want(t, 500)
+			e.do("PUT", op("/api/v1/cameras/"+c), edit).want(t, 503)
 			fr.fail.Store(false)
 			if rec, _, _ := e.record(c); rec.HistoryDays != 7 {
 				t.Fatalf("the failed write reached the registry: %+v", rec)
@@ -223,7 +223,7 @@ func TestRepairRegistryPeriodic(t *testing.T) {
 	fr.fail.Store(true)
 	edit := rtspCamera(clientID, "203.0.113.9")
 	edit["history_days"] = 15
-	e.do("PUT", op("/api/v1/cameras/"+c), edit).want(t, 500)
+	e.do("PUT", op("/api/v1/cameras/"+c), edit).want(t, 503)
 	fr.fail.Store(false)
 	testenv.WaitFor(t, 10*time.Second, "the edit in the registry", func() bool {
 		rec, _, _ := e.record(c)

@@ -143,6 +143,9 @@ type Server struct {
 
 	// lprRate bounds each camera's plate reads.
 	lprRate *lprLimiter
+	// cp bounds the calls to NATS and keeps what the API shows while NATS
+	// is down (controlplane.go).
+	cp *controlPlane
 }
 
 // New checks cfg and returns a Server.
@@ -211,7 +214,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.Info = DefaultCreationInfo()
 	}
 	lprRate := newLPRLimiter(&cfg.LPR)
-	s := &Server{cfg: cfg, log: cfg.Log, keys: keys, loc: cfg.Location, throttle: newThrottle(cfg.LoginWindow)}
+	cp := newControlPlane(cfg.Now)
+	cfg.Status = guardedStatus{cp: cp, next: cfg.Status}
+	cfg.Registry = guardedRegistry{cp: cp, next: cfg.Registry}
+	if cfg.Live != nil {
+		cfg.Live = guardedLive{cp: cp, next: cfg.Live}
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, keys: keys, loc: cfg.Location, throttle: newThrottle(cfg.LoginWindow), cp: cp}
 	s.lprRate = lprRate
 	for _, t := range cfg.OperatorTokens {
 		if t = strings.TrimSpace(t); t != "" {

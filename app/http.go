@@ -191,7 +191,12 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		res.Errors = append(res.Errors, "storage: "+err.Error())
 	}
 	if err := a.bus.Ping(ctx); err != nil {
-		res.Ready = false
+		// A node that serves only the API keeps serving what needs the
+		// database and storage while NATS is down (docs/operations.md): it
+		// stays ready, naming NATS in its errors.
+		if a.api == nil || a.rec != nil {
+			res.Ready = false
+		}
 		res.Errors = append(res.Errors, "nats: "+err.Error())
 	}
 	if a.node != nil {
