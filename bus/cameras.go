@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/vigia/vigia/camera"
 )
 
@@ -60,15 +58,4 @@ func (b *Bus) GetCamera(ctx context.Context, id string) (c camera.Config, ok boo
 		return camera.Config{}, false, fmt.Errorf("get camera: %w", err)
 	}
 	return c, true, nil
-}
-
-func (b *Bus) camerasKV() (jetstream.KeyValue, error) {
-	if b.closing.Load() {
-		return nil, ErrClosed
-	}
-	kv := b.KV(BucketCameras)
-	if kv == nil {
-		return nil, fmt.Errorf("%w: bucket %s not open", ErrTopology, BucketCameras)
-	}
-	return kv, nil
 }
