@@ -29,6 +29,10 @@
     gen: 0,
   };
 
+  // Playability (web/playability.js): what this browser cannot play is
+  // said over the video and in body.dataset.unplayable.
+  var P = window.vigiaPlayability;
+
   function now() { return Date.now() + skew; }
   function setState(s) { body.dataset.state = s; }
   function say(text) { message.textContent = text; message.hidden = !text; }
@@ -206,6 +210,8 @@
   // ---- playback ----
   function stop() {
     st.gen++;
+    if (st.unwatch) { st.unwatch(); st.unwatch = null; }
+    if (P) { P.clear(); }
     if (st.hls) { st.hls.destroy(); st.hls = null; }
     if (st.rtc) { st.rtc.close(); st.rtc = null; }
     st.frags = [];
@@ -263,10 +269,12 @@
       st.rtc = rtc.play(video, cfg.liveUrl, {
         timeoutMs: 4000,
         onPlaying: function () { if (gen === st.gen) { st.rtcWaits = 0; setTransport('webrtc'); } },
-        onFail: function (why, wasPlaying, retryAfter) {
+        onFail: function (why, wasPlaying, retryAfter, status, text) {
           if (gen !== st.gen) { return; }
           st.rtc = null;
           body.dataset.webrtcError = why;
+          var reason = P && !wasPlaying ? P.fromRefusal(status, text) : '';
+          if (reason) { unplayable(reason); return; }
           // A session that played and broke (camera restarted, node
           // left) is tried again, and so is one the node refused for a
           // camera with no video yet (connecting: up to 10 times, as it
@@ -291,6 +299,7 @@
     var kind = usable();
     if (!kind) { noPlayer(); return; }
     setTransport('hls');
+    watchStall();
     if (kind === 'native') { video.src = src; play(); return; }
     var hls = new window.Hls({
       lowLatencyMode: true, backBufferLength: 30,
@@ -303,7 +312,32 @@
     hls.attachMedia(video);
   }
 
+  // unplayable ends playback and says why (a reason of playability.js).
+  function unplayable(reason) {
+    stop();
+    setState('unplayable');
+    say('');
+    P.show(reason);
+  }
+
+  // watchStall says why when the video has had no data 10 s after it was
+  // asked for: the camera's H.265 the browser cannot decode, or a stall.
+  function watchStall() {
+    if (!P) { return; }
+    if (st.unwatch) { st.unwatch(); }
+    st.unwatch = P.watch(video, {
+      onStall: function () {
+        var lv = st.hls && st.hls.levels && st.hls.levels[0];
+        var codec = (lv && (lv.videoCodec || lv.codecSet)) || '';
+        if (/hvc1|hev1/i.test(codec) && !P.hevc().mse) { stop(); setState('unplayable'); return 'h265'; }
+        return 'stalled';
+      },
+    });
+  }
+
   function onHlsError(_, data) {
+    var reason = P ? P.fromHlsError(data) : '';
+    if (reason) { unplayable(reason); return; }
     if (!data || !data.fatal) { return; }
     if (data.type === window.Hls.ErrorTypes.MEDIA_ERROR && st.hls) { st.hls.recoverMediaError(); return; }
     setState('error');
@@ -396,6 +430,7 @@
     hls.loadSource(url);
     hls.attachMedia(video);
     setState('recorded');
+    watchStall();
   }
 
   function seekWall(ms) {
