@@ -22,9 +22,10 @@ func (a *App) startWebRTC() error {
 		ICEServers: servers,
 		UDPPortMin: uint16(c.UDPPortMin), UDPPortMax: uint16(c.UDPPortMax),
 		UDPMuxAddr: c.UDPMux, TCPMuxAddr: c.TCPMux,
-		PublicIPs:   config.SplitList(c.PublicIPs),
-		Interfaces:  config.SplitList(c.Interfaces),
-		MaxSessions: c.MaxSessions,
+		PublicIPs:    config.SplitList(c.PublicIPs),
+		Interfaces:   config.SplitList(c.Interfaces),
+		MaxSessions:  c.MaxSessions,
+		TranscodeMax: c.TranscodeMax,
 	})
 	if err != nil {
 		return err

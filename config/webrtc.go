@@ -20,6 +20,7 @@ type WebRTCConfig struct {
 	PublicIPs    string `yaml:"public_ips" doc:"Comma-separated addresses put in the node's ICE candidates instead of its interfaces' (a node behind a 1:1 NAT, a Kubernetes node's external address). Empty: the interfaces' addresses."`
 	Interfaces   string `yaml:"interfaces" doc:"Comma-separated network interfaces the node gathers candidates on (lo includes loopback, for tests on one machine). Empty: every interface but loopback."`
 	MaxSessions  int    `yaml:"max_sessions" default:"1000" doc:"WebRTC viewers this node serves at once; past it a new one gets 503 (the player then plays LL-HLS)."`
+	TranscodeMax int    `yaml:"transcode_max" default:"2" doc:"H.265 cameras this node transcodes to H.264 at once for live WebRTC viewers whose browser has no H.265 (one transcode per camera while anyone watches it, on a lower-priority thread; about a fifth of a core per 720p15 camera, docs/live.md). Past it such a viewer gets 503 and the player says why. 0: no transcoding (such viewers get 406)."`
 }
 
 // SplitList splits a comma-separated list, dropping blanks.
@@ -66,4 +67,5 @@ func (c *Config) validateWebRTC(v *validator) {
 		}
 	}
 	v.atLeast("webrtc.max_sessions", w.MaxSessions, 1)
+	v.atLeast("webrtc.transcode_max", w.TranscodeMax, 0)
 }

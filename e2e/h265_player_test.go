@@ -38,9 +38,9 @@ const readUnplayable = `(() => { const u = document.getElementById('unplayable')
     hevc: window.vigiaPlayability.hevc().any, webrtc: document.body.dataset.webrtcError || '',
     sessions: document.body.dataset.webrtcSessions || ''}; })()`
 
-// TestH265UnplayableSaysWhy: an H.265 camera opened in a browser that
-// decodes H.265 neither in MSE nor over WebRTC (Debian's headless
-// Chromium) shows, live and recorded, a message over the video saying so
+// TestH265UnplayableSaysWhy: an H.265 camera of a node that does not
+// transcode (webrtc.transcode_max 0), opened in a browser that decodes
+// H.265 neither in MSE nor over WebRTC (Debian's headless Chromium) shows, live and recorded, a message over the video saying so
 // and sets document.body.dataset.unplayable to "h265", never a silent
 // black frame. The message is checked in a screenshot of the stage.
 func TestH265UnplayableSaysWhy(t *testing.T) {
@@ -51,6 +51,7 @@ func TestH265UnplayableSaysWhy(t *testing.T) {
 	m := testenv.MinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: synth.CodecH265, Small: true})
 	c := s3Config(t, m)
+	c.WebRTC.TranscodeMax = 0 // a node that does not transcode: the offer is refused (406)
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
 	if err := a.RecordCamera(ingest.Camera{ID: "cam", URL: cam.URL("cam"), Trusted: true}); err != nil {
@@ -139,4 +140,105 @@ func assertMessageDrawn(t *testing.T, b *testenv.Browser) {
 	if bounds.Dx() < 100 || bounds.Dy() < 20 || light < total/100 || red < total/4 {
 		t.Fatalf("message box %dx%d with %d light and %d red pixels of %d: not drawn over the video", bounds.Dx(), bounds.Dy(), light, red, total)
 	}
+}
+
+// TestH265LiveTranscodedInChromium: an H.265 camera plays live over WebRTC
+// in Debian's headless Chromium, which offers no H.265: the node sends the
+// H.264 rendition its transcoder makes while the page watches, and stops
+// that transcoder when the page leaves. Past webrtc.transcode_max a second
+// camera's viewer is refused and the page says why.
+func TestH265LiveTranscodedInChromium(t *testing.T) {
+	t.Parallel()
+	if !player.HasBundle() {
+		t.Fatal("hls.js bundle missing: run make deps")
+	}
+	m := testenv.MinIO(t)
+	cams := startSynth(t, synth.CameraSpec{Path: "cam", Codec: synth.CodecH265},
+		synth.CameraSpec{Path: "cam2", Codec: synth.CodecH265, Small: true})
+	c := s3Config(t, m)
+	c.WebRTC.TranscodeMax = 1
+	log, _ := testLogger(t)
+	a := startApp(t, c, log)
+	for _, id := range []string{"cam", "cam2"} {
+		if err := a.RecordCamera(ingest.Camera{ID: id, URL: cams.URL(id), Trusted: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /api/player/", http.StripPrefix("/api/player", player.Assets()))
+	mux.HandleFunc("GET /player/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		player.Page(w, r, player.Params{CameraID: id, CameraName: id, LiveURL: a.WHEPURL(id, time.Now().Add(time.Hour)),
+			VODURL: "/vod.m3u8?x=1", AssetsURL: "/api/player/"})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	transcodes := func() float64 { return scrapeMetrics(t, a.URL()+"/metrics")["vigia_live_transcodes"] }
+
+	b := testenv.Chromium(t)
+	opened := time.Now()
+	if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+"/player/cam")); err != nil {
+		t.Fatal(err)
+	}
+	type live struct {
+		Transport string  `json:"transport"`
+		Time      float64 `json:"time"`
+		Why       string  `json:"why"`
+		Reason    string  `json:"reason"`
+		Codec     string  `json:"codec"`
+	}
+	read := func(b *testenv.Browser) live {
+		var s live
+		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(`(() => { const v = document.getElementById('video');
+  const tr = v.srcObject && v.srcObject.getVideoTracks()[0];
+  return {transport: document.body.dataset.transport || '', time: v.currentTime,
+    why: document.body.dataset.webrtcError || '', reason: document.body.dataset.unplayable || '',
+    codec: window.vigiaPlayability.hevc().any ? 'hevc' : ''}; })()`, &s)); err != nil {
+			t.Fatalf("read page: %v", err)
+		}
+		return s
+	}
+	var s live
+	var first time.Duration
+	waitFor(t, 25*time.Second, "the H.265 camera playing live over WebRTC for 3 s", func() bool {
+		s = read(b)
+		if s.Codec == "hevc" {
+			t.Skip("this browser decodes H.265: nothing is transcoded")
+		}
+		if s.Reason != "" {
+			t.Fatalf("the page says it cannot play: %s (WebRTC: %s)", s.Reason, s.Why)
+		}
+		if first == 0 && s.Time > 0 {
+			first = time.Since(opened)
+		}
+		return s.Transport == "webrtc" && s.Time >= 3
+	})
+	t.Logf("first picture %v after the page was opened; transport %s", first.Round(10*time.Millisecond), s.Transport)
+	if n := transcodes(); n != 1 {
+		t.Errorf("vigia_live_transcodes = %v while one camera is watched; want 1", n)
+	}
+
+	// A second camera needing a transcode is past the bound: refused, and
+	// the page says why.
+	b2 := testenv.Chromium(t)
+	if err := chromedp.Run(b2.Ctx, chromedp.Navigate(srv.URL+"/player/cam2")); err != nil {
+		t.Fatal(err)
+	}
+	var s2 live
+	waitFor(t, 25*time.Second, "the second camera's page saying the node has no transcode left", func() bool {
+		s2 = read(b2)
+		return s2.Reason != ""
+	})
+	if s2.Reason != "transcode-capacity" || !strings.Contains(s2.Why, "503") {
+		t.Errorf("second camera: reason %q, WebRTC %q; want transcode-capacity after a 503", s2.Reason, s2.Why)
+	}
+	if m := scrapeMetrics(t, a.URL()+"/metrics")["vigia_live_transcode_refused_total"]; m < 1 {
+		t.Errorf("vigia_live_transcode_refused_total = %v; want at least 1", m)
+	}
+
+	// The viewer leaves: the transcoder stops.
+	if err := chromedp.Run(b.Ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the transcoder stopping once its viewer left", func() bool { return transcodes() == 0 })
 }

@@ -87,7 +87,7 @@
   function fromRefusal(status, text) {
     text = String(text || '');
     if (status === 406 && /h\.?265|hevc/i.test(text) && !mseHEVC()) { return 'h265'; }
-    if (status === 503 && /transcode/i.test(text) && /capacity|limit|busy/i.test(text)) { return 'transcode-capacity'; }
+    if (status === 503 && /transcode/i.test(text) && /capacity|limit|busy/i.test(text) && !mseHEVC()) { return 'transcode-capacity'; }
     return '';
   }
 
