@@ -166,6 +166,28 @@ static int vt_pull(vt_t *t, uint8_t **data, int *size, int64_t *pts, int *key) {
 	return 1;
 }
 
+// vt_drain takes the pictures the decoder still holds (reordering) and
+// encodes them; the decoder is then ready for a new keyframe. It returns
+// the number of pictures encoded or an error.
+static int vt_drain(vt_t *t) {
+	int r = avcodec_send_packet(t->dec, NULL);
+	if (r < 0 && r != AVERROR_EOF) return r;
+	int n = 0;
+	for (;;) {
+		int g = avcodec_receive_frame(t->dec, t->frame);
+		if (g == AVERROR(EAGAIN) || g == AVERROR_EOF) break;
+		if (g < 0) { avcodec_flush_buffers(t->dec); return g; }
+		int64_t p = t->frame->best_effort_timestamp;
+		if (p == AV_NOPTS_VALUE) p = t->frame->pts;
+		int e = vt_encode(t, p);
+		av_frame_unref(t->frame);
+		if (e < 0) { avcodec_flush_buffers(t->dec); return e; }
+		n++;
+	}
+	avcodec_flush_buffers(t->dec);
+	return n;
+}
+
 static void vt_reset(vt_t *t) {
 	avcodec_flush_buffers(t->dec);
 }
@@ -277,6 +299,25 @@ func (t *Transcoder) Push(nalus [][]byte, pts time.Duration, key bool, params []
 		t.wait = true
 		return nil, fmt.Errorf("%w: %s", ErrTranscode, avError(r))
 	}
+	return t.pull()
+}
+
+// Flush returns the pictures the decoder still holds (a stream with
+// B-frames keeps some back), transcoded; the Transcoder then waits for a
+// keyframe. Call it at the end of a segment.
+func (t *Transcoder) Flush() ([]Unit, error) {
+	if t.t == nil {
+		return nil, ErrClosed
+	}
+	t.wait = true
+	if r := C.vt_drain(t.t); r < 0 {
+		return nil, fmt.Errorf("%w: %s", ErrTranscode, avError(r))
+	}
+	return t.pull()
+}
+
+// pull returns the encoded units ready.
+func (t *Transcoder) pull() ([]Unit, error) {
 	var out []Unit
 	for {
 		var data *C.uint8_t

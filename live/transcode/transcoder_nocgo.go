@@ -35,5 +35,8 @@ func (t *Transcoder) Push(nalus [][]byte, pts time.Duration, key bool, params []
 	return nil, ErrUnavailable
 }
 
+// Flush returns ErrUnavailable.
+func (t *Transcoder) Flush() ([]Unit, error) { return nil, ErrUnavailable }
+
 // Close does nothing.
 func (t *Transcoder) Close() {}
