@@ -64,6 +64,9 @@
     var u = new URL(cfg.vodUrl, location.href);
     u.searchParams.set('from', String(Math.floor(from)));
     u.searchParams.set('to', String(Math.ceil(to)));
+    // A camera in H.265 this browser cannot decode: the node's H.264
+    // renditions of its segments.
+    if (st.h264) { u.searchParams.set('h264', '1'); }
     return u.toString();
   }
 
@@ -403,6 +406,14 @@
     st.hls = hls;
     hls.on(window.Hls.Events.ERROR, function (ev, data) {
       if (gen !== st.gen) { return; }
+      if (P && !st.h264 && P.fromHlsError(data) === 'h265') {
+        // Ask once for the H.264 renditions; a node without them answers
+        // the same playlist, and the page then says why it cannot play.
+        st.h264 = true;
+        body.dataset.rendition = 'h264';
+        setTimeout(function () { if (gen === st.gen) { goRecorded(ms, true); } }, 0);
+        return;
+      }
       var r = data && data.response;
       if (data && data.details === window.Hls.ErrorDetails.MANIFEST_LOAD_ERROR && r && r.code === 404) {
         setTimeout(function () { if (gen === st.gen) { stop(); noRecordings(); } }, 0);
