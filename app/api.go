@@ -73,6 +73,7 @@ func (a *App) startAPI(ctx context.Context) error {
 		LoginAttempts: cfg.API.LoginAttempts, LoginAccountAttempts: cfg.API.LoginAccountAttempts,
 		LoginWindow: time.Duration(cfg.API.LoginWindow),
 		Log:         a.log.With(zap.String("component", "api")),
+		Renditions:  a.renditions(),
 	})
 	if err != nil {
 		return err
