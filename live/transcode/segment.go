@@ -167,8 +167,8 @@ func Segment(data []byte, opts Options) ([]byte, error) {
 				au = append(au, n)
 			}
 		}
-		s, err := fmp4.NewSampleH264(0, au)
-		if err != nil {
+		s := &fmp4.Sample{}
+		if err := s.FillH264(0, au); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTranscode, err)
 		}
 		s.Duration = uint32(next - t)

@@ -34,11 +34,11 @@ func fixtureSegment(t *testing.T, codec string, n int, base uint64) ([]byte, *sy
 	pt := &fmp4.PartTrack{ID: 1, BaseTime: base}
 	dur := uint32(90000 / clip.FPS)
 	for _, u := range clip.Units[:n] {
-		var s *fmp4.Sample
+		s := &fmp4.Sample{}
 		if codec == synth.CodecH265 {
-			s, err = fmp4.NewSampleH265(0, u.NALUs)
+			err = s.FillH265(0, u.NALUs)
 		} else {
-			s, err = fmp4.NewSampleH264(0, u.NALUs)
+			err = s.FillH264(0, u.NALUs)
 		}
 		if err != nil {
 			t.Fatal(err)
