@@ -4,7 +4,8 @@
 // answer's stream in video. It reports through opts.onPlaying() once a
 // frame is shown and opts.onFail(reason, wasPlaying, retryAfter, status,
 // body) when the browser lacks the codecs, the node refuses (status and
-// body of its answer), nothing plays within opts.timeoutMs (4 s), the
+// body of its answer), nothing plays within opts.timeoutMs (4 s; twice
+// that for a session connected but still without a picture), the
 // connection fails later or the picture stops for 3 s (the node ended
 // the session). The session's address takes a renewed token
 // (renew) and is deleted on close. document.body.dataset.webrtcSessions
@@ -98,8 +99,19 @@
       }, 1000);
     }
     body().dataset.webrtcSessions = String(Number(body().dataset.webrtcSessions || 0) + 1);
-    s.timer = setTimeout(function () { fail('no picture over WebRTC within ' + ((opts.timeoutMs || 4000) / 1000) + ' s'); },
-      opts.timeoutMs || 4000);
+    // A session connected but without a picture yet (the node's
+    // transcoder starting, waiting for the camera's next keyframe) gets
+    // the time once more; one that did not connect falls back at once.
+    var waitMs = opts.timeoutMs || 4000, extended = false;
+    function noPicture() {
+      if (!extended && s.pc && s.pc.connectionState === 'connected') {
+        extended = true;
+        s.timer = setTimeout(noPicture, waitMs);
+        return;
+      }
+      fail('no picture over WebRTC within ' + ((extended ? 2 : 1) * waitMs / 1000) + ' s');
+    }
+    s.timer = setTimeout(noPicture, waitMs);
     var pc = new RTCPeerConnection();
     s.pc = pc;
     pc.addTransceiver('video', { direction: 'recvonly' });
