@@ -122,7 +122,10 @@ func newEnv(t testing.TB, kind string, mod func(*Config)) *env {
 	mux.Handle("GET /media/", http.StripPrefix("/media", st.Handler()))
 	cfg := Config{DB: d, Store: st, Registry: b, Status: b, Exporter: e.exp, Secret: secret,
 		OperatorTokens: []string{testOperator}, PublicURL: e.http.URL, AllowPrivateNetworks: false,
-		PasswordCost: bcrypt.MinCost, Now: e.clock.Now, BodyLimit: 64 << 10}
+		PasswordCost: bcrypt.MinCost, Now: e.clock.Now, BodyLimit: 64 << 10,
+		Renditions: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write([]byte("rendition of " + r.URL.Query().Get("key")))
+		})}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -226,7 +226,8 @@ func (s *Server) vod(w http.ResponseWriter, r *http.Request) error {
 		Sign: func(_ context.Context, key string, _ time.Duration) (string, error) {
 			return "/api/camera/" + id + "/segment/" + path.Base(key) + "?" + auth, nil
 		},
-		Log: s.log,
+		Rendition: s.renditionURLs(id, auth),
+		Log:       s.log,
 	}).ServeHTTP(w, r)
 	return nil
 }

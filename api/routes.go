@@ -53,6 +53,7 @@ func (s *Server) routes() []Route {
 		r("GET", "/api/camera/{id}/player/thumbs", low, s.playerThumbs),
 		r("GET", "/api/camera/{id}/vod.m3u8", low, s.vod),
 		r("GET", "/api/camera/{id}/segment/{file}", low, s.segment),
+		r("GET", "/api/camera/{id}/segment-h264/{file}", low, s.segmentH264),
 		{Method: "GET", Pattern: "/api/player/", handler: http.StripPrefix("/api/player", player.Assets())},
 		r("GET", "/camera/{id}/recordings", up, s.recordings),
 		r("GET", "/cameras/{id}/recordings/{$}", up, s.recordings),

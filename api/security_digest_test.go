@@ -73,6 +73,9 @@ func digestRoutes(tok string, now time.Time) []digestRoute {
 			// The segment stored half an hour before now (TestDigestsRefused).
 			return "/api/camera/" + c + "/segment/" + path.Base(storage.SegmentKey(c, now.Add(-30*time.Minute), 6*time.Second, 4)) + "?" + q(p, v)
 		}},
+		{"vod segment h264", "GET", "/api/camera/{id}/segment-h264/{file}", []string{"player_digest"}, false, func(c, p, v string) string {
+			return "/api/camera/" + c + "/segment-h264/" + path.Base(storage.SegmentKey(c, now.Add(-30*time.Minute), 6*time.Second, 4)) + "?part=init&" + q(p, v)
+		}},
 		{"player live url", "GET", "/api/camera/{id}/player/live-url", []string{"player_digest"}, false, func(c, p, v string) string {
 			return "/api/camera/" + c + "/player/live-url?" + q(p, v)
 		}},

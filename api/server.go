@@ -121,6 +121,12 @@ type Config struct {
 	Now func() time.Time
 	// Log receives the server's logs. It defaults to a no-op logger.
 	Log *zap.Logger
+	// Renditions, optional, serves the H.264 renditions of H.265 segments
+	// (player.RenditionHandler, camera in the path value "id", key and
+	// part in the query) for the player in browsers without H.265
+	// (player_h264.go). Nil: recorded H.265 plays only where the browser
+	// decodes it.
+	Renditions http.Handler
 }
 
 // Server serves the HTTP interface.

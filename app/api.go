@@ -75,6 +75,7 @@ func (a *App) startAPI(ctx context.Context) error {
 		LPR:          api.LPRConfig{BodyLimit: int64(cfg.API.LPRBodyLimit), Rate: cfg.API.LPRRate, Burst: cfg.API.LPRBurst},
 		PublishEvent: a.publishAPIEvent,
 		Log:          a.log.With(zap.String("component", "api")),
+		Renditions:   a.renditions(),
 	})
 	if err != nil {
 		return err

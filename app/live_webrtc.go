@@ -50,6 +50,7 @@ func (a *App) startWebRTC() error {
 		TCPMaxConnections: c.TCPMaxConnections, TCPMaxConnectionsPerAddress: c.TCPMaxConnectionsPerAddress,
 		TCPFirstSTUNTimeout: time.Duration(c.TCPFirstSTUNTimeout), TCPWriteBuffer: int(c.TCPWriteBuffer),
 		OnTCPRejected: a.rejectedConnections("webrtc_tcp", []string{connlimit.ReasonMaxConnections, connlimit.ReasonPerAddress}),
+		TranscodeMax:  c.TranscodeMax,
 	})
 	if err != nil {
 		return err

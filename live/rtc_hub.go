@@ -28,6 +28,10 @@ type frame struct {
 type hub struct {
 	n atomic.Int32 // viewers, read without the lock
 
+	// tap, while set, gets a copy of every video unit: the camera's H.264
+	// rendition for viewers without H.265 (transcode_hub.go).
+	tap atomic.Pointer[rendition]
+
 	mu      sync.Mutex
 	viewers []*viewer
 	codec   media.Codec  // video codec of the current run, "" for none
@@ -76,12 +80,18 @@ func (h *hub) videoCodec() media.Codec {
 
 // unit packetizes a video unit for the viewers; it never blocks.
 func (h *hub) unit(u *media.Unit) {
-	if h.n.Load() == 0 {
+	if h.n.Load() == 0 && h.tap.Load() == nil {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if u.Track != h.video || len(h.viewers) == 0 {
+	if u.Track != h.video {
+		return
+	}
+	if r := h.tap.Load(); r != nil {
+		r.offer(h.track, u)
+	}
+	if len(h.viewers) == 0 {
 		return
 	}
 	f := h.pk.packetize(h.track, u)
@@ -124,6 +134,9 @@ func (h *hub) close() {
 	h.n.Store(0)
 	h.codec = ""
 	h.mu.Unlock()
+	if r := h.tap.Load(); r != nil {
+		r.stopViewers()
+	}
 	for _, v := range vs {
 		go v.close()
 	}

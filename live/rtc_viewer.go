@@ -64,6 +64,8 @@ type viewer struct {
 	frames  atomic.Uint64 // frames written
 	dropped atomic.Uint64 // frames lost to a full queue
 	sealedN atomic.Uint64 // packets sealed by the node
+
+	release func() // ends its use of a camera's H.264 rendition; nil for none
 }
 
 func newSessionID() string {
@@ -139,6 +141,7 @@ func (v *viewer) close() {
 // connection and unregisters the session when it returns.
 func (v *viewer) run() {
 	defer close(v.done)
+	defer v.releaseRendition()
 	defer v.w.remove(v)
 	defer func() { _ = v.pc.Close() }()
 	expiry := time.NewTimer(time.Until(time.Unix(v.exp.Load(), 0)))

@@ -140,6 +140,12 @@ type WebRTCConfig struct {
 	// viewer's frame and sending it in as few calls as the kernel allows
 	// (docs/live.md, Sending); for comparison. It defaults to false.
 	Unbatched bool
+
+	// TranscodeMax bounds the cameras transcoded to H.264 at once for
+	// viewers whose browser offers no H.265 (transcode_hub.go); past it
+	// such a viewer gets 503. It defaults to 0: none, such viewers get
+	// 406.
+	TranscodeMax int
 }
 
 func (c WebRTCConfig) withDefaults() WebRTCConfig {
@@ -196,6 +202,7 @@ type WebRTC struct {
 	closers []func() error      // mux sockets
 	tcp     *connlimit.Listener // the ICE-TCP listener, nil without one
 	batch   *sendBatcher        // nil when Unbatched
+	tc      *transcodes         // nil without TranscodeMax
 
 	mu       sync.Mutex
 	sessions map[string]*viewer
@@ -248,6 +255,7 @@ func NewWebRTC(s *Server, cfg WebRTCConfig) (*WebRTC, error) {
 	if s.cfg.Registerer != nil {
 		s.cfg.Registerer.MustRegister(w.requests, w.dropped, w.active, packets)
 	}
+	w.startTranscodes()
 	return w, nil
 }
 
@@ -407,6 +415,9 @@ func (w *WebRTC) Close() {
 	w.mu.Unlock()
 	for _, v := range all {
 		v.close()
+	}
+	if w.tc != nil {
+		w.tc.closeAll()
 	}
 	w.closeMux()
 }

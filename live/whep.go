@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+
+	"github.com/vigia/vigia/media"
 )
 
 // maxOfferBytes bounds an SDP offer; browsers' are a few KiB.
@@ -107,14 +109,23 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 		w.refuse(rw, http.StatusServiceUnavailable, "not_started", "stream not started yet")
 		return
 	}
+	var rend *rendition
 	if !offers(string(body), codec) {
-		w.refuse(rw, http.StatusNotAcceptable, "codec", "the offer lacks "+string(codec)+", the camera's codec")
-		return
+		// An H.265 camera and a browser without H.265: its H.264
+		// rendition, when the node may transcode (transcode_hub.go).
+		status, result, msg := 0, "", ""
+		if rend, status, result, msg = w.transcodeFor(st, codec, string(body)); rend == nil {
+			w.refuse(rw, status, result, msg)
+			return
+		}
+		codec = media.H264
 	}
 	exp, _ := strconv.ParseInt(r.URL.Query().Get("exp"), 10, 64)
 	v := newViewer(w, st, codec, time.Unix(exp, 0))
 	v.keys = w.keysOf(r, camera)
+	v.useRendition(rend)
 	if err := w.add(v); err != nil {
+		v.releaseRendition()
 		if le, ok := errors.AsType[*limitError](err); ok {
 			// 429: the viewer's own sessions hold the places; the
 			// player falls back to LL-HLS as on 503.
@@ -126,6 +137,7 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 	}
 	answer, err := w.connect(r, v, string(body))
 	if err != nil {
+		v.releaseRendition()
 		w.remove(v)
 		if v.pc != nil {
 			_ = v.pc.Close()

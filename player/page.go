@@ -72,6 +72,9 @@ var playerJS string
 //go:embed web/live-webrtc.js
 var webrtcJS string
 
+//go:embed web/playability.js
+var playabilityJS string
+
 //go:embed web/player.css
 var playerCSS string
 
@@ -126,6 +129,7 @@ type pageData struct {
 	Config     pageConfig
 	CSS        template.CSS
 	RTCJS      template.JS
+	PlayJS     template.JS
 	JS         template.JS
 	TimelineJS template.JS
 }
@@ -191,10 +195,11 @@ func Page(w http.ResponseWriter, r *http.Request, p Params) {
 		BodyClass:  strings.Join(classes, " "),
 		ScriptURL:  assets + bundleName + "?v=" + loadBundle().version,
 		Config:     cfg,
-		CSS:        template.CSS(playerCSS), // a constant of this package
-		RTCJS:      template.JS(webrtcJS),   // a constant of this package
-		JS:         template.JS(playerJS),   // a constant of this package
-		TimelineJS: template.JS(timelineJS), // a constant of this package
+		CSS:        template.CSS(playerCSS),    // a constant of this package
+		RTCJS:      template.JS(webrtcJS),      // a constant of this package
+		PlayJS:     template.JS(playabilityJS), // a constant of this package
+		JS:         template.JS(playerJS),      // a constant of this package
+		TimelineJS: template.JS(timelineJS),    // a constant of this package
 	}
 	var buf bytes.Buffer
 	if err := pageTmpl.Execute(&buf, data); err != nil {

@@ -29,6 +29,11 @@ type playlistSegment struct {
 
 	// InitSize is the byte size of its init part (ftyp+moov).
 	InitSize int64
+
+	// InitURI, when set, is the address of the segment's init part alone,
+	// and URI that of its fragments alone (an H.264 rendition, whose
+	// sizes are not known when the playlist is written): no byte ranges.
+	InitURI string
 }
 
 // endMs returns the wall-clock end of the segment, Unix milliseconds.
@@ -102,15 +107,21 @@ func (p *playlistWriter) add(s playlistSegment) (bool, error) {
 	} else {
 		b = append(b, "#EXT-X-DISCONTINUITY\n"...)
 	}
-	b = append(b, "#EXT-X-MAP:URI=\""+s.URI+"\",BYTERANGE=\""...)
-	b = strconv.AppendInt(b, s.InitSize, 10)
-	b = append(b, "@0\"\n#EXT-X-PROGRAM-DATE-TIME:"...)
-	b = time.UnixMilli(s.StartMs).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
-	b = append(b, "\n#EXTINF:"+formatSeconds(s.DurationMs)+",\n#EXT-X-BYTERANGE:"...)
-	b = strconv.AppendInt(b, s.Size-s.InitSize, 10)
-	b = append(b, '@')
-	b = strconv.AppendInt(b, s.InitSize, 10)
-	b = append(b, '\n')
+	if s.InitURI != "" {
+		b = append(b, "#EXT-X-MAP:URI=\""+s.InitURI+"\"\n#EXT-X-PROGRAM-DATE-TIME:"...)
+		b = time.UnixMilli(s.StartMs).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+		b = append(b, "\n#EXTINF:"+formatSeconds(s.DurationMs)+",\n"...)
+	} else {
+		b = append(b, "#EXT-X-MAP:URI=\""+s.URI+"\",BYTERANGE=\""...)
+		b = strconv.AppendInt(b, s.InitSize, 10)
+		b = append(b, "@0\"\n#EXT-X-PROGRAM-DATE-TIME:"...)
+		b = time.UnixMilli(s.StartMs).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+		b = append(b, "\n#EXTINF:"+formatSeconds(s.DurationMs)+",\n#EXT-X-BYTERANGE:"...)
+		b = strconv.AppendInt(b, s.Size-s.InitSize, 10)
+		b = append(b, '@')
+		b = strconv.AppendInt(b, s.InitSize, 10)
+		b = append(b, '\n')
+	}
 	b = append(b, s.URI...)
 	b = append(b, '\n')
 	p.line = b
@@ -137,7 +148,8 @@ func (p *playlistWriter) close() error {
 
 // usable reports whether s can be referenced from a playlist.
 func usable(s playlistSegment) bool {
-	if s.URI == "" || strings.ContainsAny(s.URI, "\"\r\n") || strings.HasPrefix(s.URI, "#") {
+	if s.URI == "" || strings.ContainsAny(s.URI, "\"\r\n") || strings.HasPrefix(s.URI, "#") ||
+		strings.ContainsAny(s.InitURI, "\"\r\n") || strings.HasPrefix(s.InitURI, "#") {
 		return false
 	}
 	if s.DurationMs <= 0 || s.StartMs < 0 || s.StartMs > math.MaxInt64/2 || s.DurationMs > math.MaxInt64/4 {

@@ -159,3 +159,19 @@ func FuzzPlaylist(f *testing.F) {
 		}
 	})
 }
+
+// TestPlaylistRendition: a segment with an InitURI (an H.264 rendition)
+// is written with its init part and fragments at their own addresses,
+// without byte ranges.
+func TestPlaylistRendition(t *testing.T) {
+	s := seg("https://s/media", 1000, 2000)
+	s.InitURI = "https://s/init"
+	out, err := writePlaylist([]playlistSegment{s}, 1000, 3000, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "#EXT-X-MAP:URI=\"https://s/init\"\n") || strings.Contains(out, "BYTERANGE") ||
+		!strings.Contains(out, "\nhttps://s/media\n") {
+		t.Fatalf("playlist:\n%s", out)
+	}
+}

@@ -42,6 +42,13 @@ type VODConfig struct {
 
 	// Log receives listing failures. Optional.
 	Log *zap.Logger
+
+	// Rendition, optional, returns the addresses of the H.264 rendition of
+	// a segment (RenditionHandler): its init part and its fragments, with
+	// the request's authentication. A request with h264=1 (a page whose
+	// browser decodes no H.265) gets a playlist of renditions; the
+	// rendition of a segment already in H.264 is the segment itself.
+	Rendition func(r *http.Request, key string) (initURI, mediaURI string)
 }
 
 // DefaultMaxRange is the longest range of a recorded playlist by default.
@@ -103,7 +110,11 @@ func VODHandler(cfg VODConfig) http.Handler {
 		defer cancel()
 		pl := &vodWriter{w: w, head: r.Method == http.MethodHead}
 		pl.buf = bufio.NewWriterSize(pl, 32<<10)
-		err := writeVOD(ctx, cfg, camera, from, to, pl)
+		var rend func(key string) (string, string)
+		if cfg.Rendition != nil && q.Get("h264") == "1" {
+			rend = func(key string) (string, string) { return cfg.Rendition(r, key) }
+		}
+		err := writeVOD(ctx, cfg, camera, from, to, pl, rend)
 		switch {
 		case errors.Is(err, errNoSegments):
 			http.Error(w, "no recordings in range", http.StatusNotFound)
@@ -118,7 +129,7 @@ func VODHandler(cfg VODConfig) http.Handler {
 }
 
 // writeVOD lists the range hour by hour and writes its playlist to pl.
-func writeVOD(ctx context.Context, cfg VODConfig, camera string, from, to int64, pl *vodWriter) error {
+func writeVOD(ctx context.Context, cfg VODConfig, camera string, from, to int64, pl *vodWriter, rend func(key string) (string, string)) error {
 	pw, err := newPlaylistWriter(pl.buf, from, to, cfg.Catalogue.MaxSegment().Milliseconds())
 	if err != nil {
 		return err
@@ -134,11 +145,13 @@ func writeVOD(ctx context.Context, cfg VODConfig, camera string, from, to int64,
 			if s.InitSize <= 0 {
 				continue
 			}
-			u, err := cfg.Sign(ctx, s.Key, cfg.URLExpiry)
-			if err != nil {
+			ps := playlistSegment{StartMs: s.StartMs, DurationMs: s.DurMs, Size: s.Size, InitSize: s.InitSize}
+			if rend != nil {
+				ps.InitURI, ps.URI = rend(s.Key)
+			} else if ps.URI, err = cfg.Sign(ctx, s.Key, cfg.URLExpiry); err != nil {
 				return err
 			}
-			if _, err := pw.add(playlistSegment{URI: u, StartMs: s.StartMs, DurationMs: s.DurMs, Size: s.Size, InitSize: s.InitSize}); err != nil {
+			if _, err := pw.add(ps); err != nil {
 				return err
 			}
 		}

@@ -30,6 +30,9 @@ type StampConfig struct {
 	GOP int
 	// FFmpeg is the ffmpeg binary (with libx264). It defaults to "ffmpeg".
 	FFmpeg string
+	// Codec is CodecH264 (libx264) or CodecH265 (libx265, ultrafast,
+	// zerolatency, no B-frames either). It defaults to CodecH264.
+	Codec string
 }
 
 // StampCamera is a live synthetic camera for latency measures: each
@@ -76,8 +79,11 @@ func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
 		return nil, fmt.Errorf("stamp camera: %dx%d too small or odd for the stamp", cfg.Width, cfg.Height)
 	}
 	c := &StampCamera{cfg: cfg, quit: make(chan struct{})}
-	c.medi = &description.Media{Type: description.MediaTypeVideo,
-		Formats: []format.Format{&format.H264{PayloadTyp: videoPayloadType, PacketizationMode: 1}}}
+	var f format.Format = &format.H264{PayloadTyp: videoPayloadType, PacketizationMode: 1}
+	if cfg.Codec == CodecH265 {
+		f = &format.H265{PayloadTyp: videoPayloadType}
+	}
+	c.medi = &description.Media{Type: description.MediaTypeVideo, Formats: []format.Format{f}}
 	c.rtsp = &gortsplib.Server{
 		Handler:     stampHandler{c},
 		RTSPAddress: cfg.Addr,
@@ -116,13 +122,18 @@ func (c *StampCamera) startEncoder() error {
 		return err
 	}
 	cfg := c.cfg
-	c.enc = exec.Command(cfg.FFmpeg, "-hide_banner", "-loglevel", "error",
-		"-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", strconv.Itoa(cfg.Width)+"x"+strconv.Itoa(cfg.Height),
-		"-r", strconv.Itoa(cfg.FPS), "-i", "pipe:0",
-		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-threads", "1",
-		"-g", strconv.Itoa(cfg.GOP), "-bf", "0", "-x264-params", "repeat-headers=1",
+	enc := []string{"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-threads", "1",
+		"-g", strconv.Itoa(cfg.GOP), "-bf", "0", "-x264-params", "repeat-headers=1"}
+	if cfg.Codec == CodecH265 {
+		enc = []string{"-c:v", "libx265", "-preset", "ultrafast", "-tune", "zerolatency",
+			"-x265-params", "keyint=" + strconv.Itoa(cfg.GOP) + ":bframes=0:repeat-headers=1:pools=1:frame-threads=1:log-level=error"}
+	}
+	args := append([]string{"-hide_banner", "-loglevel", "error",
+		"-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", strconv.Itoa(cfg.Width) + "x" + strconv.Itoa(cfg.Height),
+		"-r", strconv.Itoa(cfg.FPS), "-i", "pipe:0"}, enc...)
+	c.enc = exec.Command(cfg.FFmpeg, append(args,
 		"-f", "rtp", "-payload_type", strconv.Itoa(videoPayloadType),
-		"rtp://"+c.rtpIn.LocalAddr().String()+"?pkt_size=1200")
+		"rtp://"+c.rtpIn.LocalAddr().String()+"?pkt_size=1200")...)
 	if c.stdin, err = c.enc.StdinPipe(); err != nil {
 		_ = c.rtpIn.Close()
 		return err

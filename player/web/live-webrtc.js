@@ -2,10 +2,12 @@
 // window.vigiaWebRTC.play(video, whepURL, opts) offers to receive the
 // camera's video, POSTs the offer to the node's WHEP address and plays the
 // answer's stream in video. It reports through opts.onPlaying() once a
-// frame is shown and opts.onFail(reason, wasPlaying) when the browser
-// lacks the codecs, the node refuses, nothing plays within opts.timeoutMs
-// (4 s), the connection fails later or the picture stops for 3 s (the
-// node ended the session). The session's address takes a renewed token
+// frame is shown and opts.onFail(reason, wasPlaying, retryAfter, status,
+// body) when the browser lacks the codecs, the node refuses (status and
+// body of its answer), nothing plays within opts.timeoutMs (4 s; twice
+// that for a session connected but still without a picture), the
+// connection fails later or the picture stops for 3 s (the node ended
+// the session). The session's address takes a renewed token
 // (renew) and is deleted on close. document.body.dataset.webrtcSessions
 // counts the sessions opened.
 (function () {
@@ -51,12 +53,12 @@
     var s = { pc: null, location: null, closed: false, playing: false, failed: false };
     // fail ends the session; retryAfter (seconds) is set when the node
     // said the camera has no video yet (503 with Retry-After).
-    function fail(why, retryAfter) {
+    function fail(why, retryAfter, status, text) {
       if (s.closed || s.failed) { return; }
       s.failed = true;
       var was = s.playing;
       close();
-      if (opts.onFail) { opts.onFail(why, was, retryAfter || 0); }
+      if (opts.onFail) { opts.onFail(why, was, retryAfter || 0, status || 0, text || ''); }
     }
     function close() {
       if (s.closed) { return; }
@@ -97,8 +99,19 @@
       }, 1000);
     }
     body().dataset.webrtcSessions = String(Number(body().dataset.webrtcSessions || 0) + 1);
-    s.timer = setTimeout(function () { fail('no picture over WebRTC within ' + ((opts.timeoutMs || 4000) / 1000) + ' s'); },
-      opts.timeoutMs || 4000);
+    // A session connected but without a picture yet (the node's
+    // transcoder starting, waiting for the camera's next keyframe) gets
+    // the time once more; one that did not connect falls back at once.
+    var waitMs = opts.timeoutMs || 4000, extended = false;
+    function noPicture() {
+      if (!extended && s.pc && s.pc.connectionState === 'connected') {
+        extended = true;
+        s.timer = setTimeout(noPicture, waitMs);
+        return;
+      }
+      fail('no picture over WebRTC within ' + ((extended ? 2 : 1) * waitMs / 1000) + ' s');
+    }
+    s.timer = setTimeout(noPicture, waitMs);
     var pc = new RTCPeerConnection();
     s.pc = pc;
     pc.addTransceiver('video', { direction: 'recvonly' });
@@ -131,7 +144,14 @@
         e.retryAfter = Number(r.headers.get('Retry-After')) || 1;
         throw e;
       }
-      if (r.status !== 201) { throw new Error('the node answered ' + r.status); }
+      if (r.status !== 201) {
+        return r.text().catch(function () { return ''; }).then(function (t) {
+          var e = new Error('the node answered ' + r.status + (t ? ': ' + t.trim().slice(0, 200) : ''));
+          e.status = r.status;
+          e.body = t;
+          throw e;
+        });
+      }
       var loc = r.headers.get('Location');
       if (loc && s.closed) { fetch(new URL(loc, url).toString(), { method: 'DELETE', keepalive: true }).catch(function () {}); }
       if (loc) { s.location = new URL(loc, url).toString(); }
@@ -139,7 +159,7 @@
     }).then(function (sdp) {
       if (s.closed) { return null; }
       return pc.setRemoteDescription({ type: 'answer', sdp: sdp });
-    }).catch(function (e) { fail(String(e && e.message || e), e && e.retryAfter); });
+    }).catch(function (e) { fail(String(e && e.message || e), e && e.retryAfter, e && e.status, e && e.body); });
     return s;
   }
 

@@ -62,6 +62,10 @@
     el.hidden = false;
   }
 
+  // Playability (web/playability.js): what this browser cannot play is
+  // said over the video and in body.dataset.unplayable.
+  var P = window.vigiaPlayability;
+
   function now() { return Date.now() + skew; }
   function setState(s) { body.dataset.state = s; }
   function say(text) { message.textContent = text; message.hidden = !text; }
@@ -93,6 +97,9 @@
     var u = new URL(cfg.vodUrl, location.href);
     u.searchParams.set('from', String(Math.floor(from)));
     u.searchParams.set('to', String(Math.ceil(to)));
+    // A camera in H.265 this browser cannot decode: the node's H.264
+    // renditions of its segments.
+    if (st.h264) { u.searchParams.set('h264', '1'); }
     return u.toString();
   }
 
@@ -265,6 +272,8 @@
   // ---- playback ----
   function stop() {
     st.gen++;
+    if (st.unwatch) { st.unwatch(); st.unwatch = null; }
+    if (P) { P.clear(); }
     if (st.hls) { st.hls.destroy(); st.hls = null; }
     if (st.rtc) { st.rtc.close(); st.rtc = null; }
     st.frags = [];
@@ -322,10 +331,12 @@
       st.rtc = rtc.play(video, cfg.liveUrl, {
         timeoutMs: 4000,
         onPlaying: function () { if (gen === st.gen) { st.rtcWaits = 0; setTransport('webrtc'); } },
-        onFail: function (why, wasPlaying, retryAfter) {
+        onFail: function (why, wasPlaying, retryAfter, status, text) {
           if (gen !== st.gen) { return; }
           st.rtc = null;
           body.dataset.webrtcError = why;
+          var reason = P && !wasPlaying ? P.fromRefusal(status, text) : '';
+          if (reason) { unplayable(reason); return; }
           // A session that played and broke (camera restarted, node
           // left) is tried again, and so is one the node refused for a
           // camera with no video yet (connecting: up to 10 times, as it
@@ -350,6 +361,7 @@
     var kind = usable();
     if (!kind) { noPlayer(); return; }
     setTransport('hls');
+    watchStall();
     if (kind === 'native') { video.src = src; play(); return; }
     var hls = new window.Hls({
       lowLatencyMode: true, backBufferLength: 30,
@@ -362,7 +374,32 @@
     hls.attachMedia(video);
   }
 
+  // unplayable ends playback and says why (a reason of playability.js).
+  function unplayable(reason) {
+    stop();
+    setState('unplayable');
+    say('');
+    P.show(reason);
+  }
+
+  // watchStall says why when the video has had no data 10 s after it was
+  // asked for: the camera's H.265 the browser cannot decode, or a stall.
+  function watchStall() {
+    if (!P) { return; }
+    if (st.unwatch) { st.unwatch(); }
+    st.unwatch = P.watch(video, {
+      onStall: function () {
+        var lv = st.hls && st.hls.levels && st.hls.levels[0];
+        var codec = (lv && (lv.videoCodec || lv.codecSet)) || '';
+        if (/hvc1|hev1/i.test(codec) && !P.hevc().mse) { stop(); setState('unplayable'); return 'h265'; }
+        return 'stalled';
+      },
+    });
+  }
+
   function onHlsError(_, data) {
+    var reason = P ? P.fromHlsError(data) : '';
+    if (reason) { unplayable(reason); return; }
     if (!data || !data.fatal) { return; }
     if (data.type === window.Hls.ErrorTypes.MEDIA_ERROR && st.hls) { st.hls.recoverMediaError(); return; }
     setState('error');
@@ -428,6 +465,14 @@
     st.hls = hls;
     hls.on(window.Hls.Events.ERROR, function (ev, data) {
       if (gen !== st.gen) { return; }
+      if (P && !st.h264 && P.fromHlsError(data) === 'h265') {
+        // Ask once for the H.264 renditions; a node without them answers
+        // the same playlist, and the page then says why it cannot play.
+        st.h264 = true;
+        body.dataset.rendition = 'h264';
+        setTimeout(function () { if (gen === st.gen) { goRecorded(ms, true); } }, 0);
+        return;
+      }
       var r = data && data.response;
       if (data && data.details === window.Hls.ErrorDetails.MANIFEST_LOAD_ERROR && r && r.code === 404) {
         setTimeout(function () { if (gen === st.gen) { stop(); noRecordings(); } }, 0);
@@ -455,6 +500,7 @@
     hls.loadSource(url);
     hls.attachMedia(video);
     setState('recorded');
+    watchStall();
   }
 
   function seekWall(ms) {
