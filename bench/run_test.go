@@ -94,7 +94,9 @@ func TestRunFSWithFFmpegSample(t *testing.T) {
 
 // TestRunS3WithProfile runs with MinIO and with NATS as processes of their
 // own, and takes CPU and heap profiles with the memory profiler off at the
-// start, as the vigia binary runs.
+// start, as the vigia binary runs. Its window holds at least one whole
+// 2 s segment of each camera after the staggered first one, however
+// loaded the machine.
 func TestRunS3WithProfile(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "cpu.pprof")
 	heap := filepath.Join(t.TempDir(), "heap.pprof")
@@ -102,7 +104,7 @@ func TestRunS3WithProfile(t *testing.T) {
 	runtime.MemProfileRate = 0
 	t.Cleanup(func() { runtime.MemProfileRate = rate })
 	o := Options{
-		Cameras: 2, Duration: 3 * time.Second, Warmup: time.Second, Backend: "s3", Codec: "h264",
+		Cameras: 2, Duration: 6 * time.Second, Warmup: time.Second, Backend: "s3", Codec: "h264",
 		Segment: 2 * time.Second, CPUProfile: prof, MemProfile: heap, Dir: t.TempDir(), Discard: true,
 		NATSProcess: true, NATSCommand: testNATSCommand, SynthCommand: testSynthCommand, Log: zaptest.NewLogger(t), Progress: testWriter{t},
 	}
@@ -117,7 +119,7 @@ func TestRunS3WithProfile(t *testing.T) {
 		t.Errorf("minio usage not measured: %+v", rep.Storage)
 	}
 	// The NATS process was measured. Its CPU time is not checked: 2
-	// cameras' notices over 3 s can take less than the 10 ms clock tick
+	// cameras' notices over 6 s can take less than the 10 ms clock tick
 	// the kernel counts in, and read zero.
 	if rep.NATS == nil || rep.NATS.RSSEndMiB <= 0 {
 		t.Errorf("nats process usage not measured: %+v", rep.NATS)
