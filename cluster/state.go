@@ -475,6 +475,14 @@ func (st *state) alive() map[string]member {
 			out[id] = member{ID: id, Capacity: ni.Capacity, Max: ni.MaxCameras}
 		}
 	}
+	// This process is alive whatever the bucket shows of it: its own
+	// heartbeat may reach its watch late (a watch restarted after a server
+	// restart), or have expired there while it was cut off. Leaving it out
+	// would give its cameras to others in its own placement, and it would
+	// stop them while their new holders hand them back.
+	if !st.leaving && !st.standingDown() {
+		out[st.cfg.NodeID] = member{ID: st.cfg.NodeID, Capacity: st.cfg.Capacity, Max: st.cfg.MaxCameras()}
+	}
 	return out
 }
 

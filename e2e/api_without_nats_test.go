@@ -165,8 +165,9 @@ func TestAPIWithoutNATS(t *testing.T) {
 			}
 		})
 	}
-	// The API-only node stays ready (it serves reads), naming NATS.
-	code, body := get(apiOnly.URL() + "/readyz")
+	// The API-only node stays ready (it serves reads), naming NATS to
+	// the operator.
+	code, body := get(apiOnly.URL() + "/readyz" + op)
 	if code != 200 || !strings.Contains(body, "nats: ") {
 		t.Errorf("/readyz of an API-only node without NATS: %d %s, want 200 naming NATS", code, body)
 	}

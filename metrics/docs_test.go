@@ -492,7 +492,7 @@ func TestLiveMetricsRegistered(t *testing.T) {
 	s := live.New(live.Config{Registerer: reg})
 	// vigia_live_requests_total appears with the first request.
 	s.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/live/cam/index.m3u8", nil))
-	w, err := live.NewWebRTC(s, live.WebRTCConfig{})
+	w, err := live.NewWebRTC(s, live.WebRTCConfig{TranscodeMax: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
