@@ -26,46 +26,13 @@ const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM -
 // runExport implements `vigia export`: one downloadable video made from
 // storage directly, without NATS or a running node.
 func runExport(args []string, stdout, stderr io.Writer) error {
-	own := map[string]string{"camera": "", "from": "", "to": "", "out": ""}
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if _, ok := own[name]; !ok || !strings.HasPrefix(args[i], "-") {
-			rest = append(rest, args[i])
-			continue
-		}
-		if !hasVal {
-			if i+1 >= len(args) {
-				return fmt.Errorf("--%s needs a value; %s", name, exportUsage)
-			}
-			i++
-			val = args[i]
-		}
-		own[name] = val
-	}
-	for _, k := range []string{"camera", "from", "to", "out"} {
-		if own[k] == "" {
-			return fmt.Errorf("--%s is required; %s", k, exportUsage)
-		}
-	}
-	from, err := parseExportTime(own["from"])
-	if err != nil {
-		return fmt.Errorf("--from: %w", err)
-	}
-	to, err := parseExportTime(own["to"])
-	if err != nil {
-		return fmt.Errorf("--to: %w", err)
-	}
-	cfg, err := config.Load(rest, os.Environ())
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	store, err := app.OpenStore(ctx, cfg, zap.NewNop())
+	rc, err := openRange(ctx, args, []string{"camera", "from", "to", "out"}, exportUsage)
 	if err != nil {
 		return err
 	}
+	own, from, to, cfg, store := rc.own, rc.from, rc.to, rc.cfg, rc.store
 	bar := newProgressBar(stderr)
 	started := time.Now()
 	clip, err := export.Build(ctx, store, export.Request{Camera: own["camera"], Start: from, End: to}, export.Options{
@@ -95,6 +62,60 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		own["out"], clip.Duration().Round(time.Millisecond), clip.Start.UTC().Format(time.RFC3339Nano), clip.Segments,
 		len(clip.Gaps), float64(clip.Size())/1e6, took.Round(time.Millisecond), clip.Duration().Seconds()/max(took.Seconds(), 1e-9))
 	return nil
+}
+
+// rangeCommand is what the subcommands that read one camera's range from
+// storage take: their own flags, the range, the configuration and its
+// store.
+type rangeCommand struct {
+	own      map[string]string
+	from, to time.Time
+	cfg      *config.Config
+	store    storage.Store
+}
+
+// openRange reads the flags names (each required, --name VALUE or
+// --name=VALUE) out of args, "from" and "to" as times, the rest as the
+// configuration's flags, and opens the configured store.
+func openRange(ctx context.Context, args, names []string, usage string) (rangeCommand, error) {
+	var rc rangeCommand
+	rc.own = map[string]string{}
+	for _, n := range names {
+		rc.own[n] = ""
+	}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if _, ok := rc.own[name]; !ok || !strings.HasPrefix(args[i], "-") {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return rc, fmt.Errorf("--%s needs a value; %s", name, usage)
+			}
+			i++
+			val = args[i]
+		}
+		rc.own[name] = val
+	}
+	for _, k := range names {
+		if rc.own[k] == "" {
+			return rc, fmt.Errorf("--%s is required; %s", k, usage)
+		}
+	}
+	var err error
+	if rc.from, err = parseExportTime(rc.own["from"]); err != nil {
+		return rc, fmt.Errorf("--from: %w", err)
+	}
+	if rc.to, err = parseExportTime(rc.own["to"]); err != nil {
+		return rc, fmt.Errorf("--to: %w", err)
+	}
+	if rc.cfg, err = config.Load(rest, os.Environ()); err != nil {
+		return rc, err
+	}
+	rc.store, err = app.OpenStore(ctx, rc.cfg, zap.NewNop())
+	return rc, err
 }
 
 // parseExportTime accepts Unix milliseconds or RFC 3339.

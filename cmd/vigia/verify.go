@@ -10,10 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"go.uber.org/zap"
-
-	"github.com/vigia/vigia/app"
-	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/integrity"
 	"github.com/vigia/vigia/sign"
@@ -31,47 +27,13 @@ func runVerify(args []string, stdout io.Writer) error {
 	if len(args) >= 2 && !strings.HasPrefix(args[0], "-") && !strings.HasPrefix(args[1], "-") {
 		return runVerifyVideo(args, stdout)
 	}
-	own := map[string]string{"camera": "", "from": "", "to": ""}
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if _, ok := own[name]; !ok || !strings.HasPrefix(args[i], "-") {
-			rest = append(rest, args[i])
-			continue
-		}
-		if !hasVal {
-			if i+1 >= len(args) {
-				return fmt.Errorf("--%s needs a value; %s", name, verifyUsage)
-			}
-			i++
-			val = args[i]
-		}
-		own[name] = val
-	}
-	for _, k := range []string{"camera", "from", "to"} {
-		if own[k] == "" {
-			return fmt.Errorf("--%s is required; %s", k, verifyUsage)
-		}
-	}
-	from, err := parseExportTime(own["from"])
-	if err != nil {
-		return fmt.Errorf("--from: %w", err)
-	}
-	to, err := parseExportTime(own["to"])
-	if err != nil {
-		return fmt.Errorf("--to: %w", err)
-	}
-	cfg, err := config.Load(rest, os.Environ())
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	store, err := app.OpenStore(ctx, cfg, zap.NewNop())
+	rc, err := openRange(ctx, args, []string{"camera", "from", "to"}, verifyUsage)
 	if err != nil {
 		return err
 	}
-	rep, err := integrity.Verify(ctx, store, own["camera"], from, to)
+	rep, err := integrity.Verify(ctx, rc.store, rc.own["camera"], rc.from, rc.to)
 	if err != nil {
 		return err
 	}
