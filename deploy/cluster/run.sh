@@ -199,8 +199,10 @@ for n in 1 2 3; do
 		--cluster_name vigia --cluster "nats://127.0.0.1:${N_ROUTES[$((n - 1))]}" --routes "$ROUTES"
 done
 for n in 1 2 3; do wait_log "nats-$n" "Server is ready"; done
-# The streams and buckets can be made once the servers elected a leader.
-wait_log nats-1 "JetStream cluster new metadata leader"
+# The streams and buckets (3 replicas each) can be made once every server
+# knows the metadata leader ("Self is new JetStream cluster metadata leader"
+# on the leader, "JetStream cluster new metadata leader" on the others).
+for n in 1 2 3; do wait_log "nats-$n" "metadata leader"; done
 
 start synthcam "$VIGIA_BIN" synthcam --addr "127.0.0.1:$SYNTH_PORT" --cameras "$CLUSTER_CAMERAS"
 wait_log synthcam "rtsp://"
