@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
@@ -101,24 +102,34 @@ func (b *Bus) EnsureTopology(ctx context.Context) error {
 	}
 	kvs := make(map[string]jetstream.KeyValue)
 	for _, cfg := range kvConfigs(b.opts.Replicas) {
-		r, err := b.replicasFor(ctx, "bucket", cfg.Bucket, kvStreamPrefix+cfg.Bucket, cfg.Replicas)
-		if err != nil {
-			return fmt.Errorf("%w: bucket %s: %w", ErrTopology, cfg.Bucket, err)
-		}
-		cfg.Replicas = r
-		kv, err := b.js.CreateOrUpdateKeyValue(ctx, cfg)
+		var kv jetstream.KeyValue
+		err := attempts(ctx, func(ctx context.Context) error {
+			r, err := b.replicasFor(ctx, "bucket", cfg.Bucket, kvStreamPrefix+cfg.Bucket, cfg.Replicas)
+			if err != nil {
+				return err
+			}
+			c := cfg
+			c.Replicas = r
+			kv, err = b.js.CreateOrUpdateKeyValue(ctx, c)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("%w: bucket %s: %w", ErrTopology, cfg.Bucket, err)
 		}
 		kvs[cfg.Bucket] = kv
 	}
 	for _, cfg := range streamConfigs(b.opts.Replicas) {
-		r, err := b.replicasFor(ctx, "stream", cfg.Name, cfg.Name, cfg.Replicas)
+		err := attempts(ctx, func(ctx context.Context) error {
+			r, err := b.replicasFor(ctx, "stream", cfg.Name, cfg.Name, cfg.Replicas)
+			if err != nil {
+				return err
+			}
+			c := cfg
+			c.Replicas = r
+			_, err = b.js.CreateOrUpdateStream(ctx, c)
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("%w: stream %s: %w", ErrTopology, cfg.Name, err)
-		}
-		cfg.Replicas = r
-		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("%w: stream %s: %w", ErrTopology, cfg.Name, err)
 		}
 	}
@@ -126,6 +137,24 @@ func (b *Bus) EnsureTopology(ctx context.Context) error {
 	b.kvs = kvs
 	b.mu.Unlock()
 	return nil
+}
+
+// topologyAttempt bounds one attempt of a topology request. A request
+// sent while a new JetStream cluster settles its routes can go unanswered;
+// it is sent again rather than waited on until the caller's deadline.
+const topologyAttempt = 5 * time.Second
+
+// attempts runs f with topologyAttempt per attempt until it returns
+// anything but an attempt's time-out, or ctx ends.
+func attempts(ctx context.Context, f func(ctx context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, topologyAttempt)
+		err := f(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+			return err
+		}
+	}
 }
 
 // kvStreamPrefix starts the name of the stream behind a key-value bucket.
