@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -19,10 +18,6 @@ import (
 // units are dropped (counted) up to the next keyframe: the camera's
 // pipeline never waits for the transcoder.
 const renditionQueue = 32
-
-// transcodeNice is the niceness of a transcoder's thread: the kernel
-// gives the recording's threads the CPU first.
-const transcodeNice = 10
 
 // errTranscodeFull refuses a viewer that needs a transcode past the
 // node's bound.
@@ -170,15 +165,12 @@ func (r *rendition) offer(track *media.Track, u *media.Unit) {
 // stopViewers closes the rendition's viewers: the camera stopped here.
 func (r *rendition) stopViewers() { go r.hub.close() }
 
-// run transcodes on a thread of its own at a lower priority.
+// run transcodes on a goroutine of its own. It neither locks nor ends an
+// OS thread: a thread that ends takes with it the child processes it
+// started (decoder processes are started with Pdeathsig), and any thread
+// of the runtime may have started one.
 func (r *rendition) run() {
 	defer close(r.done)
-	runtime.LockOSThread()
-	// The thread is not unlocked: its priority stays lowered, so it ends
-	// with the goroutine instead of going back to the runtime's pool.
-	if err := transcode.LowerThreadPriority(transcodeNice); err != nil {
-		r.log.Debug("transcoder priority not lowered", zap.Error(err))
-	}
 	var (
 		tr    *transcode.Transcoder
 		track *media.Track

@@ -3,9 +3,7 @@
 // browsers that cannot decode H.265. A Transcoder is one camera's: units go
 // in in decoding order, H.264 units come out with the input's
 // presentation times, keyframes carrying their SPS and PPS in band. It
-// decodes and encodes on the calling goroutine's thread (one thread each),
-// so a caller that locks its thread and lowers that thread's priority
-// (LowerThreadPriority) keeps the work behind the recording's.
+// decodes and encodes on the calling goroutine (one thread each).
 //
 // Built without cgo, the package still compiles: New returns
 // ErrUnavailable.

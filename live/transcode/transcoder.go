@@ -6,11 +6,6 @@ package transcode
 #cgo pkg-config: libavcodec libswscale libavutil
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#ifdef __linux__
-#include <sys/syscall.h>
-#endif
-#include <unistd.h>
 #include <libavcodec/avcodec.h>
 #include <libswscale/swscale.h>
 #include <libavutil/opt.h>
@@ -192,16 +187,6 @@ static void vt_reset(vt_t *t) {
 	avcodec_flush_buffers(t->dec);
 }
 
-// vt_lower_priority sets the niceness of the calling thread only (Linux
-// threads have their own); 0 on success.
-static int vt_lower_priority(int nice) {
-#ifdef __linux__
-	return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
-#else
-	return -1;
-#endif
-}
-
 static void vt_errstr(int code, char *buf, int n) { av_strerror(code, buf, n); }
 */
 import "C"
@@ -217,17 +202,6 @@ import (
 
 // Available reports whether this build can transcode.
 func Available() bool { return true }
-
-// LowerThreadPriority sets the niceness of the calling OS thread (Linux:
-// of that thread only) to nice; the caller locks its goroutine to the
-// thread first (runtime.LockOSThread) and keeps it locked while it runs
-// the Transcoder, whose work all happens on that thread.
-func LowerThreadPriority(nice int) error {
-	if r := C.vt_lower_priority(C.int(nice)); r != 0 {
-		return fmt.Errorf("transcode: setpriority %d failed", nice)
-	}
-	return nil
-}
 
 // Unit is one H.264 access unit out of a Transcoder.
 type Unit struct {

@@ -11,8 +11,6 @@ import (
 // Available reports whether this build can transcode: false without cgo.
 func Available() bool { return false }
 
-// LowerThreadPriority does nothing without cgo.
-func LowerThreadPriority(nice int) error { return nil }
 
 // Unit is one H.264 access unit out of a Transcoder.
 type Unit struct {
