@@ -41,8 +41,8 @@ func (st *state) sightSlack() time.Duration { return 2 * st.cfg.Heartbeat }
 func (st *state) blind() bool { return time.Since(st.renewedOK) > st.sightSlack() }
 
 // renewed notes a heartbeat of this process stored, sent at sent. The
-// first one after an outage ends it: the members that were alive when it
-// began count as seen now (they had no way to be seen meanwhile, and get
+// first one after an outage ends it: the members known when it began
+// count as seen now (they had no way to be seen meanwhile, and get
 // NodeTimeout to show they still are), and the lease of every held camera
 // is read again, so that a camera taken over meanwhile is found at once.
 func (st *state) renewed(sent time.Time) {
@@ -53,11 +53,13 @@ func (st *state) renewed(sent time.Time) {
 		st.renewedOK = sent
 		return
 	}
-	view, now := st.viewAt(), time.Now()
-	for id, seen := range st.members {
-		if view.Sub(seen) <= st.cfg.NodeTimeout {
-			st.members[id] = now
-		}
+	// Every node known when the outage began counts as seen now: what this
+	// node saw of them then may be stale (a watch restarted by a server
+	// restart delivers late), and a node it merely could not see must not
+	// lose its cameras to it. Each gets NodeTimeout to show it is alive.
+	now := time.Now()
+	for id := range st.members {
+		st.members[id] = now
 	}
 	if st.outage {
 		st.log.Info("heartbeat stored again: control plane reachable", zap.Duration("outage", now.Sub(st.renewedOK)))
