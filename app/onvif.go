@@ -18,6 +18,7 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/logging"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/onvif"
 	"github.com/vigia/vigia/storage"
@@ -169,7 +170,7 @@ func streamURI(ctx context.Context, d onvifDevice, stream string) (string, error
 	}
 	su, err := url.Parse(raw)
 	if err != nil || (su.Scheme != "rtsp" && su.Scheme != "rtsps") {
-		return "", fmt.Errorf("stream address %q is not an RTSP URL", raw)
+		return "", fmt.Errorf("stream address %q is not an RTSP URL", logging.RedactURL(raw))
 	}
 	dev, _ := url.Parse(d.url)
 	su.Host = hostPort(dev.Hostname(), su.Port())
