@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/api/db"
+	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/integrity"
 	"github.com/vigia/vigia/retention"
 	"github.com/vigia/vigia/storage"
@@ -30,8 +32,9 @@ func (a *App) integrityRecorder() *integrity.Recorder {
 	p := &a.integrity
 	p.once.Do(func() {
 		p.rec = integrity.NewRecorder(integrity.RecorderConfig{
-			Store: a.store,
-			Log:   a.log.With(zap.String("component", "integrity")),
+			Store:   a.store,
+			Log:     a.log.With(zap.String("component", "integrity")),
+			SignKey: a.exportSignKey(),
 		})
 		p.failures = prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_integrity_manifest_failures_total",
@@ -91,6 +94,30 @@ func (a *App) exportSignKey() ed25519.PrivateKey {
 		return nil
 	}
 	return a.keys.ExportKey()
+}
+
+// ManifestKeys returns, for the commands that sign or check manifests
+// without a running node (vigia export, vigia verify), the deployment's
+// Ed25519 signing key under cfg's security.secret (or the secret vigia
+// serve keeps under data_dir) and the public keys of the current and the
+// previous secret (security.previous_secret).
+func ManifestKeys(cfg *config.Config) (ed25519.PrivateKey, []ed25519.PublicKey, error) {
+	generate := false // never make a secret here: only read the one kept
+	if cfg.Security.Secret == "" {
+		if _, err := os.Stat(filepath.Join(cfg.DataDir, "secret")); err == nil {
+			generate = true
+		}
+	}
+	_, keys, err := loadKeys(cfg.Security, cfg.DataDir, generate)
+	if err != nil {
+		return nil, nil, err
+	}
+	priv := keys.ExportKey()
+	pubs := []ed25519.PublicKey{priv.Public().(ed25519.PublicKey)}
+	if prev, ok := keys.PreviousExportKey(); ok {
+		pubs = append(pubs, prev.Public().(ed25519.PublicKey))
+	}
+	return priv, pubs, nil
 }
 
 // withQuotas gives the cameras cams lists the storage quotas of the

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -17,12 +18,14 @@ import (
 	"github.com/vigia/vigia/metrics"
 	"github.com/vigia/vigia/retention"
 	"github.com/vigia/vigia/segmenter"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage/fs"
 )
 
 // TestUploadRecordsHash: a spooled segment's upload records the SHA-256 of
-// its bytes in its hour's manifest, whether the fs store links the spool
-// file or another store reads it through the upload.
+// its bytes in its hour's manifest, signed with the deployment key, whether
+// the fs store links the spool file or another store reads it through the
+// upload.
 func TestUploadRecordsHash(t *testing.T) {
 	for _, backend := range []string{"fs", "s3"} {
 		t.Run(backend, func(t *testing.T) {
@@ -33,7 +36,11 @@ func TestUploadRecordsHash(t *testing.T) {
 			cfg := config.Default()
 			cfg.Storage.Backend = backend // "s3": the store is read through the upload
 			cfg.Cameras = []config.Camera{{ID: "cam", HistoryDays: 7}}
-			a := &App{cfg: cfg, log: zap.NewNop(), reg: metrics.NewRegistry(), store: st}
+			keys, err := sign.New([]byte("0123456789abcdef-upload-test"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &App{cfg: cfg, log: zap.NewNop(), reg: metrics.NewRegistry(), store: st, keys: keys}
 			body := []byte("a segment's bytes, as spooled")
 			p := filepath.Join(t.TempDir(), "seg.mp4")
 			if err := os.WriteFile(p, body, 0o600); err != nil {
@@ -56,6 +63,9 @@ func TestUploadRecordsHash(t *testing.T) {
 			sum := sha256.Sum256(body)
 			if e := m.Segments[0]; e.Key != segmentKey(seg) || e.Size != int64(len(body)) || e.SHA256 != hex.EncodeToString(sum[:]) || e.Recovered {
 				t.Fatalf("entry %+v", e)
+			}
+			if err := m.CheckSignature([]ed25519.PublicKey{keys.ExportKey().Public().(ed25519.PublicKey)}); err != nil {
+				t.Fatalf("manifest not signed with the deployment key: %v", err)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package integrity_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/integrity"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/fs"
 	"github.com/vigia/vigia/storage/s3"
@@ -268,5 +270,73 @@ func TestFailedManifestWrite(t *testing.T) {
 	r, err := integrity.Verify(ctx, st, cam, t0, t0.Add(time.Hour))
 	if err != nil || !r.OK() || r.Segments != 4 {
 		t.Fatalf("after the failed write: %+v %v", r, err)
+	}
+}
+
+func testKey(seed string) ed25519.PrivateKey {
+	s := sha256.Sum256([]byte(seed))
+	return ed25519.NewKeyFromSeed(s[:])
+}
+
+// TestSignedManifests: manifests written with a key verify with its public
+// key; a manifest rewritten to match a changed segment, which no later
+// link covers, passes the hash chain but fails its signature; after a
+// rotation the chain verifies with the old and new public keys together,
+// each manifest naming its key by id, and a manifest of a key not given is
+// reported as such.
+func TestSignedManifests(t *testing.T) {
+	ctx := t.Context()
+	st := fsStore(t)
+	old, cur := testKey("old secret"), testKey("new secret")
+	oldPub, curPub := old.Public().(ed25519.PublicKey), cur.Public().(ed25519.PublicKey)
+	store(t, ctx, st, integrity.NewRecorder(integrity.RecorderConfig{Store: st, SignKey: old}), t0, 2) // 11:50, 11:54
+	// The secret rotated: a new process signs with the new key.
+	keys := store(t, ctx, st, integrity.NewRecorder(integrity.RecorderConfig{Store: st, SignKey: cur}), t0.Add(12*time.Minute), 2) // 12:02, 12:06
+	from, to := t0.Add(-time.Hour), t0.Add(2*time.Hour)
+
+	r, err := integrity.Verify(ctx, st, cam, from, to, curPub, oldPub)
+	if err != nil || !r.OK() || r.Signed != 2 || r.Manifests != 2 {
+		t.Fatalf("both keys given: %+v %v", r, err)
+	}
+	m1, _ := integrity.ReadManifest(ctx, st, integrity.ManifestKey(cam, t0))
+	m2key := integrity.ManifestKey(cam, t0.Add(time.Hour))
+	m2, _ := integrity.ReadManifest(ctx, st, m2key)
+	if m1.KeyID != sign.KeyID(oldPub) || m2.KeyID != sign.KeyID(curPub) {
+		t.Fatalf("key ids %q %q", m1.KeyID, m2.KeyID)
+	}
+	r, _ = integrity.Verify(ctx, st, cam, from, to, curPub)
+	if got := problems(r); !slices.Equal(got, []string{"key " + integrity.ManifestKey(cam, t0)}) {
+		t.Fatalf("the old key not given: problems %q", got)
+	}
+
+	// Forge the last hour: a changed segment and its manifest rewritten to
+	// match. The chain cannot see it; the signature does.
+	body := []byte("forged")
+	if err := st.Put(ctx, keys[1], bytes.NewReader(body), -1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	m2.Segments[1].SHA256, m2.Segments[1].Size = fmt.Sprintf("%x", sum), int64(len(body))
+	b := m2.Encode()
+	if err := st.Put(ctx, m2key, bytes.NewReader(b), -1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := integrity.Verify(ctx, st, cam, from, to); !r.OK() {
+		t.Fatalf("without keys the forgery should pass the chain: %q", problems(r))
+	}
+	r, _ = integrity.Verify(ctx, st, cam, from, to, curPub, oldPub)
+	if got := problems(r); !slices.Equal(got, []string{"signature " + m2key}) {
+		t.Fatalf("forged manifest: problems %q", got)
+	}
+
+	// An unsigned manifest is a problem once keys are given.
+	m2.KeyID, m2.Signature = "", ""
+	b = m2.Encode()
+	if err := st.Put(ctx, m2key, bytes.NewReader(b), -1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = integrity.Verify(ctx, st, cam, from, to, curPub, oldPub)
+	if got := problems(r); !slices.Equal(got, []string{"signature " + m2key}) {
+		t.Fatalf("unsigned manifest: problems %q", got)
 	}
 }

@@ -1,13 +1,16 @@
 package integrity
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path"
 	"time"
 
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -56,6 +59,12 @@ type Manifest struct {
 	Prev *Link `json:"prev,omitempty"`
 	// Segments are the stored segments, in upload order.
 	Segments []Entry `json:"segments"`
+	// KeyID names the Ed25519 key that signed the manifest (sign.KeyID of
+	// its public key); empty when it is unsigned.
+	KeyID string `json:"key_id,omitempty"`
+	// Signature is the base64 Ed25519 signature, by the key KeyID names, of
+	// the manifest's canonical bytes without this field (SignedBytes).
+	Signature string `json:"signature,omitempty"`
 }
 
 // ManifestKey returns the key of camera's manifest for the hour holding t,
@@ -87,14 +96,54 @@ func (m *Manifest) Encode() []byte {
 }
 
 // Digest returns the hex SHA-256 of the canonical bytes of m with only its
-// first n entries (all of them when n is out of range).
+// first n entries (all of them when n is out of range), without its
+// signature and key id: a link names the entries, whoever signed them.
 func (m *Manifest) Digest(n int) string {
 	c := *m
+	c.KeyID, c.Signature = "", ""
 	if n >= 0 && n <= len(m.Segments) {
 		c.Segments = m.Segments[:n]
 	}
 	sum := sha256.Sum256(c.Encode())
 	return hex.EncodeToString(sum[:])
+}
+
+// SignedBytes returns the bytes the signature covers: the canonical bytes
+// of m with its key id and without its signature.
+func (m *Manifest) SignedBytes() []byte {
+	c := *m
+	c.Signature = ""
+	return c.Encode()
+}
+
+// Sign signs m with key, setting KeyID and Signature.
+func (m *Manifest) Sign(key ed25519.PrivateKey) {
+	m.KeyID = sign.KeyID(key.Public().(ed25519.PublicKey))
+	m.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, m.SignedBytes()))
+}
+
+// CheckSignature checks m's signature with the key of keys its KeyID names.
+// It returns nil when the signature verifies, ErrUnsigned, ErrUnknownKey or
+// ErrBadSignature.
+func (m *Manifest) CheckSignature(keys []ed25519.PublicKey) error {
+	if m.Signature == "" || m.KeyID == "" {
+		return ErrUnsigned
+	}
+	var pub ed25519.PublicKey
+	for _, k := range keys {
+		if sign.KeyID(k) == m.KeyID {
+			pub = k
+			break
+		}
+	}
+	if pub == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownKey, m.KeyID)
+	}
+	sig, err := base64.StdEncoding.DecodeString(m.Signature)
+	if err != nil || !ed25519.Verify(pub, m.SignedBytes(), sig) {
+		return ErrBadSignature
+	}
+	return nil
 }
 
 // Link returns the link a following manifest stores to name m at key.

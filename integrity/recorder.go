@@ -3,6 +3,7 @@ package integrity
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -43,6 +44,9 @@ type RecorderConfig struct {
 	Now func() time.Time
 	// Log receives the failures. It defaults to a no-op logger.
 	Log *zap.Logger
+	// SignKey signs every manifest written (Manifest.Sign): the deployment's
+	// Ed25519 key, derived from security.secret. Nil writes them unsigned.
+	SignKey ed25519.PrivateKey
 }
 
 // Recorder appends stored segments to their hour's manifest: one manifest
@@ -268,6 +272,9 @@ func (r *Recorder) read(ctx context.Context, key string) (*Manifest, error) {
 }
 
 func (r *Recorder) write(ctx context.Context, key string, m *Manifest) error {
+	if r.cfg.SignKey != nil {
+		m.Sign(r.cfg.SignKey)
+	}
 	b := m.Encode()
 	if err := r.cfg.Store.Put(ctx, key, bytes.NewReader(b), int64(len(b)), storage.PutOptions{ContentType: "application/json"}); err != nil {
 		return fmt.Errorf("write manifest %s: %w", key, err)

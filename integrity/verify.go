@@ -2,6 +2,7 @@ package integrity
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -26,6 +27,13 @@ const (
 	ProblemChain = "chain"
 	// ProblemManifest: a manifest cannot be read.
 	ProblemManifest = "manifest"
+	// ProblemSignature: a manifest's signature does not verify with the
+	// key its key id names (it changed after it was signed), or it is
+	// unsigned while keys were given.
+	ProblemSignature = "signature"
+	// ProblemKey: a manifest is signed by a key not among those given (a
+	// secret older than the previous one: give its public key).
+	ProblemKey = "key"
 )
 
 // QuotaCause is the gap cause of segments deleted by quota retention; a
@@ -50,6 +58,9 @@ type Report struct {
 	Segments int `json:"segments"`
 	// Expired is the number of listed segments deleted by quota retention.
 	Expired int `json:"expired"`
+	// Signed is the number of manifests whose signature verified with one
+	// of the keys given.
+	Signed int `json:"signed"`
 	// Problems are the findings, in key order per hour.
 	Problems []Problem `json:"problems"`
 }
@@ -60,8 +71,11 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // Verify checks camera's segments that start in [from, to) against their
 // manifests: every listed segment is read and hashed; segments missing or
 // changed, stored segments no manifest lists, and manifest links that do
-// not match are reported.
-func Verify(ctx context.Context, st storage.Store, camera string, from, to time.Time) (Report, error) {
+// not match are reported. With keys, every manifest must also carry a
+// signature that verifies with the key of keys its key id names (the
+// deployment's current and earlier public keys); without, signatures are
+// not checked.
+func Verify(ctx context.Context, st storage.Store, camera string, from, to time.Time, keys ...ed25519.PublicKey) (Report, error) {
 	var rep Report
 	if !storage.ValidCameraID(camera) || !to.After(from) {
 		return rep, fmt.Errorf("verify: camera %q from %v to %v: invalid range", camera, from, to)
@@ -97,6 +111,13 @@ func Verify(ctx context.Context, st storage.Store, camera string, from, to time.
 		}
 		if m != nil {
 			rep.Manifests++
+			if len(keys) > 0 {
+				if p := checkSignature(m, mkey, keys); p != nil {
+					rep.Problems = append(rep.Problems, *p)
+				} else {
+					rep.Signed++
+				}
+			}
 			if p := checkLink(ctx, st, m, mkey); p != nil {
 				rep.Problems = append(rep.Problems, *p)
 			}
@@ -153,6 +174,19 @@ func checkLink(ctx context.Context, st storage.Store, m *Manifest, mkey string) 
 		return &Problem{Kind: ProblemChain, Key: m.Prev.Key, Detail: "does not match the link in " + mkey}
 	}
 	return nil
+}
+
+// checkSignature checks the signature of m, stored at mkey.
+func checkSignature(m *Manifest, mkey string, keys []ed25519.PublicKey) *Problem {
+	err := m.CheckSignature(keys)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrUnknownKey):
+		return &Problem{Kind: ProblemKey, Key: mkey, Detail: "signed by key " + m.KeyID + ", not among the keys given"}
+	default:
+		return &Problem{Kind: ProblemSignature, Key: mkey, Detail: err.Error()}
+	}
 }
 
 func covered(gaps [][2]int64, ms int64) bool {

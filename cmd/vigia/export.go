@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,13 +20,15 @@ import (
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
-const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM --to TO --out FILE.mp4 (FROM and TO: Unix milliseconds or RFC 3339)"
+const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM --to TO --out FILE.mp4 (FROM and TO: Unix milliseconds or RFC 3339; FILE.manifest.json and FILE.manifest.sig are written beside it)"
 
 // runExport implements `vigia export`: one downloadable video made from
-// storage directly, without NATS or a running node.
+// storage directly, without NATS or a running node, with its manifest
+// signed by the deployment key (docs/export.md) beside it.
 func runExport(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -33,13 +37,19 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	own, from, to, cfg, store := rc.own, rc.from, rc.to, rc.cfg, rc.store
+	signKey, _, err := app.ManifestKeys(cfg)
+	if err != nil {
+		return fmt.Errorf("the manifest is signed with the key of security.secret: %w", err)
+	}
 	bar := newProgressBar(stderr)
 	started := time.Now()
-	clip, err := export.Build(ctx, store, export.Request{Camera: own["camera"], Start: from, End: to}, export.Options{
-		MaxRange: time.Duration(cfg.Export.MaxRange),
-		Progress: bar.update,
-		Catalogue: catalogue.New(catalogue.Config{Store: store,
-			MaxSegment: storage.MaxSegmentDuration(time.Duration(cfg.Recording.SegmentDuration))}),
+	req := export.Request{Camera: own["camera"], Start: from, End: to}
+	cat := catalogue.New(catalogue.Config{Store: store,
+		MaxSegment: storage.MaxSegmentDuration(time.Duration(cfg.Recording.SegmentDuration))})
+	clip, err := export.Build(ctx, store, req, export.Options{
+		MaxRange:  time.Duration(cfg.Export.MaxRange),
+		Progress:  bar.update,
+		Catalogue: cat,
 	})
 	bar.done()
 	if err != nil {
@@ -58,10 +68,35 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	took := time.Since(started)
+	mfile, sfile, err := writeManifest(ctx, store, cat, own["out"], req, clip, signKey)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "%s: %s from %s, %d segments, %d gaps, %.1f MB, made in %s (%.0fx real time)\n",
 		own["out"], clip.Duration().Round(time.Millisecond), clip.Start.UTC().Format(time.RFC3339Nano), clip.Segments,
 		len(clip.Gaps), float64(clip.Size())/1e6, took.Round(time.Millisecond), clip.Duration().Seconds()/max(took.Seconds(), 1e-9))
+	fmt.Fprintf(stdout, "%s, %s: its manifest and signature (vigia verify %s %s --key export.pub)\n", mfile, sfile, own["out"], mfile)
 	return nil
+}
+
+// writeManifest writes the signed manifest of clip, written to out, beside
+// it: out without its extension plus .manifest.json, and .manifest.sig
+// (the raw Ed25519 signature), the signature first, as the API stores them.
+func writeManifest(ctx context.Context, store storage.Store, cat *catalogue.Catalogue, out string, req export.Request, clip *export.Clip, key ed25519.PrivateKey) (string, string, error) {
+	m, err := export.NewManifest(ctx, store, cat, filepath.Base(out), req, clip, time.Now())
+	if err != nil {
+		return "", "", fmt.Errorf("manifest: %w", err)
+	}
+	body, sig := m.Sign(key, sign.KeyID(key.Public().(ed25519.PublicKey)))
+	base := strings.TrimSuffix(out, filepath.Ext(out))
+	mfile, sfile := base+".manifest.json", base+".manifest.sig"
+	if err := os.WriteFile(sfile, sig, 0o644); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(mfile, body, 0o644); err != nil {
+		return "", "", err
+	}
+	return mfile, sfile, nil
 }
 
 // rangeCommand is what the subcommands that read one camera's range from
