@@ -146,6 +146,7 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) error {
 		VODURL:       "/api/camera/" + id + "/vod.m3u8?" + auth,
 		TimelineURL:  "/api/camera/" + id + "/player/timeline?" + auth,
 		ThumbsURL:    "/api/camera/" + id + "/player/thumbs?" + auth,
+		VideosURL:    "/api/camera/" + id + "/player/videos?" + auth,
 		AssetsURL:    "/api/player/", Now: s.now(), Query: q,
 		Status: s.playerStatus(r.Context(), a),
 	})

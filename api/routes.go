@@ -51,6 +51,7 @@ func (s *Server) routes() []Route {
 		r("GET", "/api/camera/{id}/player/live-url", low, s.playerLiveURL),
 		r("GET", "/api/camera/{id}/player/timeline", low, s.playerTimeline),
 		r("GET", "/api/camera/{id}/player/thumbs", low, s.playerThumbs),
+		r("GET", "/api/camera/{id}/player/videos", low, s.playerVideos),
 		r("GET", "/api/camera/{id}/vod.m3u8", low, s.vod),
 		r("GET", "/api/camera/{id}/segment/{file}", low, s.segment),
 		r("GET", "/api/camera/{id}/segment-h264/{file}", low, s.segmentH264),

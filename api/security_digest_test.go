@@ -85,6 +85,9 @@ func digestRoutes(tok string, now time.Time) []digestRoute {
 		{"player thumbnails", "GET", "/api/camera/{id}/player/thumbs", []string{"player_digest"}, false, func(c, p, v string) string {
 			return "/api/camera/" + c + "/player/thumbs?from=" + strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10) + "&to=" + ms + "&" + q(p, v)
 		}},
+		{"player videos", "GET", "/api/camera/{id}/player/videos", []string{"player_digest"}, false, func(c, p, v string) string {
+			return "/api/camera/" + c + "/player/videos?" + q(p, v)
+		}},
 	}
 }
 

@@ -47,6 +47,12 @@ type Params struct {
 	// strip. Empty: no preview.
 	ThumbsURL string
 
+	// VideosURL is the address of the camera's ready downloadable videos
+	// with their signed manifests ({"videos": [{id, description,
+	// start_at, end_at, url, manifest, manifest_sig}], "key_url"}), with
+	// its authentication parameters. Empty: the page has no videos list.
+	VideosURL string
+
 	// AssetsURL is where Assets is mounted, ending in "/". It defaults to
 	// "/api/player/".
 	AssetsURL string
@@ -105,6 +111,7 @@ type pageConfig struct {
 	VODURL    string    `json:"vodUrl"`
 	Timeline  string    `json:"timelineUrl"`
 	Thumbs    string    `json:"thumbsUrl"`
+	Videos    string    `json:"videosUrl"`
 	Live      bool      `json:"live"`
 	StartMs   int64     `json:"startMs"`
 	WindowMs  int64     `json:"windowMs"`
@@ -163,7 +170,7 @@ func Page(w http.ResponseWriter, r *http.Request, p Params) {
 	}
 	cfg := pageConfig{
 		Camera: p.CameraID, Name: p.CameraName, LiveURL: p.LiveURL, RenewURL: p.LiveRenewURL, VODURL: p.VODURL,
-		Timeline: p.TimelineURL, Thumbs: p.ThumbsURL,
+		Timeline: p.TimelineURL, Thumbs: p.ThumbsURL, Videos: p.VideosURL,
 		Live: q.TS == 0, WindowMs: q.Window.Milliseconds(), Speed: q.Speed, Speeds: Speeds(),
 		Controls: q.Controls, Footer: q.Footer, Ranges: q.Ranges, NowMs: now.UnixMilli(),
 		HasBundle: HasBundle(), Status: p.Status, FitWindow: !r.URL.Query().Has("timeline_interval"),

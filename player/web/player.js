@@ -556,6 +556,63 @@
     var el = $('player');
     if (document.fullscreenElement) { document.exitFullscreen(); } else if (el.requestFullscreen) { el.requestFullscreen(); }
   });
+
+  // ---- downloadable videos ----
+  // The Videos button lists the camera's ready downloadable videos (from
+  // cfg.videosUrl), each linked with its signed manifest, the manifest's
+  // raw Ed25519 signature and the public key that verifies it
+  // (docs/export.md). Links are built with href and textContent only.
+  function showVideos() {
+    var panel = $('videos-panel'), list = $('videos-list'), btn = $('videos');
+    if (!panel.hidden) {
+      panel.hidden = true;
+      btn.setAttribute('aria-expanded', 'false');
+      return Promise.resolve();
+    }
+    function line(text) {
+      var li = document.createElement('li');
+      li.textContent = text;
+      list.appendChild(li);
+    }
+    return fetch(cfg.videosUrl, { credentials: 'same-origin', cache: 'no-store' }).then(function (r) {
+      if (!r.ok) { throw new Error('videos: HTTP ' + r.status); }
+      return r.json();
+    }).then(function (d) {
+      list.textContent = '';
+      (d.videos || []).forEach(function (v) {
+        var li = document.createElement('li');
+        li.className = 'video';
+        li.dataset.id = String(v.id);
+        var name = document.createElement('span');
+        name.className = 'name';
+        name.textContent = (v.description ? v.description + ' \u2014 ' : '') + fmtTime(v.start_at, true) + ' \u2013 ' + fmtTime(v.end_at, true);
+        li.appendChild(name);
+        [['video', 'Video', v.url], ['manifest', 'Manifest', v.manifest], ['signature', 'Signature', v.manifest_sig], ['key', 'Public key', d.key_url]].forEach(function (l) {
+          if (!l[2]) { return; }
+          var a = document.createElement('a');
+          a.className = l[0];
+          a.href = l[2];
+          a.textContent = l[1];
+          a.target = '_blank';
+          a.rel = 'noopener';
+          li.appendChild(a);
+        });
+        list.appendChild(li);
+      });
+      if (!list.children.length) { line('No downloadable videos of this camera yet.'); }
+    }).catch(function () {
+      list.textContent = '';
+      line('The downloadable videos could not be read.');
+    }).then(function () {
+      panel.hidden = false;
+      btn.setAttribute('aria-expanded', 'true');
+    });
+  }
+  if (cfg.videosUrl) {
+    $('videos').hidden = false;
+    $('videos').addEventListener('click', showVideos);
+  }
+
   video.addEventListener('timeupdate', updateCursor);
   video.addEventListener('error', function () {
     // Native HLS cannot renew the token of a running stream: reopen it with
