@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/api/db"
@@ -22,69 +21,34 @@ import (
 // integrityPart records the SHA-256 of every stored segment in its hour's
 // manifest (docs/storage.md, Integrity).
 type integrityPart struct {
-	once     sync.Once
-	rec      *integrity.Recorder
-	failures prometheus.Counter
-	holdsDB  *db.DB // legal holds, in a process with the database
+	once    sync.Once
+	rec     *integrity.Recorder
+	holdsDB *db.DB // legal holds, in a process with the database
 }
 
 func (a *App) integrityRecorder() *integrity.Recorder {
 	p := &a.integrity
 	p.once.Do(func() {
 		p.rec = integrity.NewRecorder(integrity.RecorderConfig{
-			Store:   a.store,
-			Log:     a.log.With(zap.String("component", "integrity")),
-			SignKey: a.exportSignKey(),
+			Store:      a.store,
+			Log:        a.log.With(zap.String("component", "integrity")),
+			Registerer: a.reg,
+			SignKey:    a.exportSignKey(),
 		})
-		p.failures = prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigia_integrity_manifest_failures_total",
-			Help: "Segment manifest writes that failed; the next write of the camera's hour, or the next start, completes the manifest.",
-		})
-		if a.reg != nil {
-			_ = a.reg.Register(p.failures)
-		}
 	})
 	return p.rec
 }
 
 // putSegment stores a spooled segment and returns the SHA-256 of the bytes
-// stored, reading the spool file once: through the upload where the store
-// reads it, before it where the fs store links the file and reads nothing.
+// stored (integrity.Put; the fs store links spool files).
 func (a *App) putSegment(ctx context.Context, key string, body io.ReadSeeker, size int64, opts storage.PutOptions) ([32]byte, error) {
-	if f, ok := body.(*os.File); ok && opts.Immutable && a.cfg.Storage.Backend == "fs" {
-		sum, _, err := integrity.HashAll(f)
-		if err != nil {
-			return sum, err
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return sum, err
-		}
-		return sum, a.store.Put(ctx, key, f, size, opts)
-	}
-	hr := integrity.NewHashReader(body)
-	if err := a.store.Put(ctx, key, hr, size, opts); err != nil {
-		return [32]byte{}, err
-	}
-	if sum, ok := hr.Sum(size); ok {
-		return sum, nil
-	}
-	// The store read the body out of order: hash it again.
-	if _, err := body.Seek(0, io.SeekStart); err != nil {
-		return [32]byte{}, err
-	}
-	sum, _, err := integrity.HashAll(body)
-	return sum, err
+	return integrity.Put(ctx, a.store, key, body, size, opts, a.cfg.Storage.Backend == "fs")
 }
 
-// recordIntegrity adds a stored segment to its hour's manifest. A failure
-// does not fail the upload: the segment is stored, and the manifest is
-// completed by the camera's next manifest write or the next start.
+// recordIntegrity adds a stored segment to its hour's manifest
+// (integrity.Recorder.Stored).
 func (a *App) recordIntegrity(ctx context.Context, key string, size int64, sum [32]byte) {
-	rec := a.integrityRecorder()
-	if err := rec.Record(ctx, key, size, sum); err != nil {
-		a.integrity.failures.Inc()
-		a.log.Warn("segment manifest not written", zap.String("key", key), zap.Error(err))
-	}
+	a.integrityRecorder().Stored(ctx, key, size, sum)
 }
 
 // exportSignKey is the key that signs downloadable videos' manifests,
@@ -120,23 +84,10 @@ func ManifestKeys(cfg *config.Config) (ed25519.PrivateKey, []ed25519.PublicKey, 
 	return priv, pubs, nil
 }
 
-// withQuotas gives the cameras cams lists the storage quotas of the
-// configuration (retention.camera_quota, retention.client_quota) unless
-// they carry their own.
+// withQuotas gives the cameras cams lists the configuration's quotas
+// (retention.WithQuotas).
 func (a *App) withQuotas(cams func(context.Context) ([]retention.CameraRetention, error)) func(context.Context) ([]retention.CameraRetention, error) {
-	camQ, clientQ := a.cfg.Retention.CameraQuota.Bytes(), a.cfg.Retention.ClientQuota.Bytes()
-	return func(ctx context.Context) ([]retention.CameraRetention, error) {
-		out, err := cams(ctx)
-		for i := range out {
-			if out[i].QuotaBytes == 0 {
-				out[i].QuotaBytes = camQ
-			}
-			if out[i].ClientQuotaBytes == 0 {
-				out[i].ClientQuotaBytes = clientQ
-			}
-		}
-		return out, err
-	}
+	return retention.WithQuotas(cams, a.cfg.Retention.CameraQuota.Bytes(), a.cfg.Retention.ClientQuota.Bytes())
 }
 
 // legalHolds returns the legal holds of the database's cameras for the

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/vigia/vigia/integrity"
@@ -338,5 +340,64 @@ func TestSignedManifests(t *testing.T) {
 	r, _ = integrity.Verify(ctx, st, cam, from, to, curPub, oldPub)
 	if got := problems(r); !slices.Equal(got, []string{"signature " + m2key}) {
 		t.Fatalf("unsigned manifest: problems %q", got)
+	}
+}
+
+// TestStoredCountsFailures: the upload hook does not fail on a manifest
+// write that fails; it counts it in
+// vigia_integrity_manifest_failures_total, and the next write completes
+// the manifest.
+func TestStoredCountsFailures(t *testing.T) {
+	ctx := t.Context()
+	st := &failingPuts{Store: fsStore(t), fail: true}
+	reg := prometheus.NewRegistry()
+	rec := integrity.NewRecorder(integrity.RecorderConfig{Store: st, Registerer: reg})
+	key := storage.SegmentKey(cam, t0, time.Minute, 10)
+	body := []byte("x")
+	if _, err := integrity.Put(ctx, st, key, bytes.NewReader(body), 1, storage.PutOptions{}, false); err != nil {
+		t.Fatal(err)
+	}
+	rec.Stored(ctx, key, 1, sha256.Sum256(body))
+	if n := failures(t, reg); n != 1 {
+		t.Fatalf("failures counted: %v", n)
+	}
+	st.fail = false
+	store(t, ctx, st, rec, t0.Add(time.Minute), 1)
+	if r, err := integrity.Verify(ctx, st, cam, t0, t0.Add(time.Hour)); err != nil || !r.OK() || r.Segments != 2 {
+		t.Fatalf("after the failure: %+v %v", r, err)
+	}
+}
+
+// failures reads vigia_integrity_manifest_failures_total from reg.
+func failures(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "vigia_integrity_manifest_failures_total" {
+		t.Fatalf("registered: %v %v", mfs, err)
+	}
+	return mfs[0].GetMetric()[0].GetCounter().GetValue()
+}
+
+// TestPutHashes: Put returns the SHA-256 of the bytes stored, whether the
+// store reads the body through the upload or the file is hashed first.
+func TestPutHashes(t *testing.T) {
+	ctx := t.Context()
+	st := fsStore(t)
+	body := []byte("spooled segment bytes")
+	p := t.TempDir() + "/seg.mp4"
+	if err := os.WriteFile(p, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, links := range []bool{false, true} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := storage.SegmentKey(cam, t0.Add(time.Duration(i)*time.Minute), time.Minute, 10)
+		sum, err := integrity.Put(ctx, st, key, f, int64(len(body)), storage.PutOptions{Immutable: true}, links)
+		f.Close()
+		if err != nil || sum != sha256.Sum256(body) {
+			t.Fatalf("links %v: sum %x, %v", links, sum, err)
+		}
 	}
 }

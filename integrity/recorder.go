@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/storage"
@@ -44,6 +45,9 @@ type RecorderConfig struct {
 	Now func() time.Time
 	// Log receives the failures. It defaults to a no-op logger.
 	Log *zap.Logger
+	// Registerer, optional, receives vigia_integrity_manifest_failures_total
+	// (the failures Stored counts).
+	Registerer prometheus.Registerer
 	// SignKey signs every manifest written (Manifest.Sign): the deployment's
 	// Ed25519 key, derived from security.secret. Nil writes them unsigned.
 	SignKey ed25519.PrivateKey
@@ -59,9 +63,10 @@ type RecorderConfig struct {
 // that the manifest lacks are hashed from storage and appended, marked
 // Recovered.
 type Recorder struct {
-	cfg  RecorderConfig
-	mu   sync.Mutex
-	cams map[string]*camState
+	cfg      RecorderConfig
+	mu       sync.Mutex
+	cams     map[string]*camState
+	failures prometheus.Counter
 }
 
 type camState struct {
@@ -86,7 +91,25 @@ func NewRecorder(cfg RecorderConfig) *Recorder {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Recorder{cfg: cfg, cams: map[string]*camState{}}
+	r := &Recorder{cfg: cfg, cams: map[string]*camState{}, failures: prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "vigia_integrity_manifest_failures_total",
+		Help: "Segment manifest writes that failed; the next write of the camera's hour, or the next start, completes the manifest.",
+	})}
+	if cfg.Registerer != nil {
+		_ = cfg.Registerer.Register(r.failures)
+	}
+	return r
+}
+
+// Stored is the upload path's hook: Record, with a failure counted and
+// logged rather than returned. The segment is stored either way, and its
+// hour's manifest is completed by the camera's next manifest write or the
+// next start.
+func (r *Recorder) Stored(ctx context.Context, key string, size int64, sum [32]byte) {
+	if err := r.Record(ctx, key, size, sum); err != nil {
+		r.failures.Inc()
+		r.cfg.Log.Warn("segment manifest not written", zap.String("key", key), zap.Error(err))
+	}
 }
 
 func (r *Recorder) state(camera string) *camState {

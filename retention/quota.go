@@ -266,3 +266,21 @@ func (s *Sweeper) publishUsage(us []*camUsage, clients map[string][]*camUsage, c
 	}
 	s.published = seen
 }
+
+// WithQuotas returns cams with the configured quotas (retention.camera_quota,
+// retention.client_quota) given to every camera that carries none of its
+// own; 0 leaves that quota off.
+func WithQuotas(cams func(context.Context) ([]CameraRetention, error), cameraQuota, clientQuota int64) func(context.Context) ([]CameraRetention, error) {
+	return func(ctx context.Context) ([]CameraRetention, error) {
+		out, err := cams(ctx)
+		for i := range out {
+			if out[i].QuotaBytes == 0 {
+				out[i].QuotaBytes = cameraQuota
+			}
+			if out[i].ClientQuotaBytes == 0 {
+				out[i].ClientQuotaBytes = clientQuota
+			}
+		}
+		return out, err
+	}
+}
