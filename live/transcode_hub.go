@@ -92,7 +92,8 @@ func (t *transcodes) acquire(st *stream) (*rendition, error) {
 func (t *transcodes) release(r *rendition) {
 	t.mu.Lock()
 	r.users--
-	last := r.users == 0
+	// closeAll may have stopped r already.
+	last := r.users == 0 && t.running[r.st] == r
 	if last {
 		delete(t.running, r.st)
 		r.st.hub.tap.CompareAndSwap(r, nil)
@@ -139,6 +140,8 @@ type rendition struct {
 
 	in       chan tapped
 	skipping atomic.Bool // a unit was dropped: skip up to the next keyframe
+
+	hls atomic.Pointer[hlsRendition] // the camera's H.264 LL-HLS muxer, while one runs
 
 	quit chan struct{}
 	done chan struct{}
@@ -208,7 +211,11 @@ func (r *rendition) run() {
 				r.log.Debug("live transcode failed", zap.Error(err))
 			}
 			for _, o := range outs {
-				r.hub.unit(&media.Unit{Track: 0, PTS: o.PTS, DTS: o.PTS, Key: o.Key, NALUs: o.NALUs, Time: it.unit.Time})
+				u := &media.Unit{Track: 0, PTS: o.PTS, DTS: o.PTS, Key: o.Key, NALUs: o.NALUs, Time: it.unit.Time}
+				r.hub.unit(u)
+				if h := r.hls.Load(); h != nil {
+					h.offer(u)
+				}
 			}
 		}
 	}
@@ -225,6 +232,7 @@ func (w *WebRTC) startTranscodes() {
 		return
 	}
 	w.tc = newTranscodes(w.cfg.TranscodeMax, w.log)
+	w.s.tc.Store(w.tc)
 	if w.s.cfg.Registerer != nil {
 		w.s.cfg.Registerer.MustRegister(w.tc.collectors()...)
 	}
