@@ -22,7 +22,8 @@ import (
 // the page asks for the node's LL-HLS in H.264 (dataset.rendition h264),
 // served from the camera's transcoder, one running while it watches. An
 // H.264 camera plays the same way from its own stream, without a
-// transcoder.
+// transcoder. A second H.265 camera, past webrtc.transcode_max 1, is
+// refused and the page says why (transcode-capacity).
 func TestH265LiveHLSInH264InChromium(t *testing.T) {
 	t.Parallel()
 	if !player.HasBundle() {
@@ -30,12 +31,13 @@ func TestH265LiveHLSInH264InChromium(t *testing.T) {
 	}
 	m := testenv.MinIO(t)
 	cams := startSynth(t, synth.CameraSpec{Path: "h265", Codec: synth.CodecH265, Small: true},
-		synth.CameraSpec{Path: "h264", Codec: synth.CodecH264, Small: true})
+		synth.CameraSpec{Path: "h264", Codec: synth.CodecH264, Small: true},
+		synth.CameraSpec{Path: "h265b", Codec: synth.CodecH265, Small: true})
 	c := s3Config(t, m)
 	c.WebRTC.TranscodeMax = 1
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)
-	for _, id := range []string{"h265", "h264"} {
+	for _, id := range []string{"h265", "h264", "h265b"} {
 		if err := a.RecordCamera(ingest.Camera{ID: id, URL: cams.URL(id), Trusted: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -106,5 +108,21 @@ func TestH265LiveHLSInH264InChromium(t *testing.T) {
 				t.Errorf("vigia_live_transcodes = %v while the page watches; want %v", n, tc.transcodes)
 			}
 		})
+	}
+
+	// The node transcodes its one camera already: the second H.265
+	// camera's H.264 playlist is refused and the page says why.
+	if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+"/player/h265b")); err != nil {
+		t.Fatal(err)
+	}
+	var reason string
+	testenv.WaitFor(t, 25*time.Second, "the page saying the node has no transcode left", func() bool {
+		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(`document.body.dataset.unplayable || ''`, &reason)); err != nil {
+			t.Fatalf("read page: %v", err)
+		}
+		return reason != ""
+	})
+	if reason != "transcode-capacity" {
+		t.Errorf("the page says %q; want transcode-capacity", reason)
 	}
 }
