@@ -130,10 +130,9 @@ func (s *Server) remove(camera string, st *stream) {
 
 // Handler serves /live/{camera}/{file} with a valid token, and
 // /live/{camera}/h264/{file}: the same in H.264 whatever the camera sends
-// (H264Dir). A request
-// waits up to StartTimeout for the camera's muxer to start; when the camera
-// restarts meanwhile it waits for the new stream, when it stops here the
-// answer is 404.
+// (H264Dir). A request waits up to StartTimeout for the camera's muxer to
+// start; when the camera restarts meanwhile it waits for the new stream,
+// when it stops here the answer is 404.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/live/")
