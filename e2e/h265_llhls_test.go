@@ -16,8 +16,8 @@ import (
 	"github.com/vigia/vigia/testenv"
 )
 
-// TestH265LiveHLSInH264InChromium: with live video over LL-HLS (the page
-// given the playlist address, as when WebRTC is off or fails), an H.265
+// TestH265LiveHLSInH264InChromium: on a node with WebRTC off (live video
+// over LL-HLS only, as for a page whose WebRTC fails), an H.265
 // camera plays in Debian's headless Chromium, whose MSE decodes no HEVC:
 // the page asks for the node's LL-HLS in H.264 (dataset.rendition h264),
 // served from the camera's transcoder, one running while it watches. An
@@ -34,6 +34,7 @@ func TestH265LiveHLSInH264InChromium(t *testing.T) {
 		synth.CameraSpec{Path: "h264", Codec: synth.CodecH264, Small: true},
 		synth.CameraSpec{Path: "h265b", Codec: synth.CodecH265, Small: true})
 	c := s3Config(t, m)
+	c.WebRTC.Enabled = false // live over LL-HLS only; the transcodes run all the same
 	c.WebRTC.TranscodeMax = 1
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)

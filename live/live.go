@@ -42,6 +42,13 @@ type Config struct {
 	// start (at the camera's next keyframe). It defaults to 10 s.
 	StartTimeout time.Duration
 
+	// TranscodeMax bounds the H.265 cameras transcoded to H.264 at once
+	// for viewers whose browser has no H.265, over LL-HLS (H264Dir) and
+	// WebRTC alike: one transcoder per camera while anyone watches it.
+	// Zero leaves it to WebRTCConfig.TranscodeMax (WebRTC on); with both
+	// zero nothing is transcoded.
+	TranscodeMax int
+
 	// AllowOrigin, optional, says which page origins (a player on another
 	// node of the cluster) may read live video cross-origin; nil: none.
 	AllowOrigin func(origin string) bool
@@ -101,6 +108,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(s.dropped, s.viewers)
+	}
+	if cfg.TranscodeMax > 0 {
+		s.startTranscodes(cfg.TranscodeMax)
 	}
 	return s
 }

@@ -155,6 +155,26 @@ func TestLLHLSInH264(t *testing.T) {
 	}
 }
 
+// TestLLHLSInH264WithoutWebRTC: a node without WebRTC whose Config sets
+// TranscodeMax serves an H.265 camera's LL-HLS in H.264 all the same.
+func TestLLHLSInH264WithoutWebRTC(t *testing.T) {
+	s, _ := newTestServer(t, Config{TranscodeMax: 1})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	n := &rtcNode{s: s, srv: srv}
+	n.playH265(t, "cam")
+	testenv.WaitFor(t, 10*time.Second, "the camera's first unit", func() bool {
+		return n.s.stream("cam") != nil && n.s.stream("cam").hub.videoCodec() == media.H265
+	})
+	code, pl := n.fetch(t, "cam", "h264/index.m3u8")
+	if code != http.StatusOK || !strings.Contains(pl, `CODECS="avc1.`) {
+		t.Fatalf("H.264 LL-HLS of an H.265 camera on a node without WebRTC: %d %q; want an avc1 playlist", code, pl)
+	}
+	if got := s.tc.Load().count(); got != 1 {
+		t.Errorf("%d transcodes; want 1", got)
+	}
+}
+
 // TestLLHLSInH264WithoutTranscodes: a node that does not transcode
 // answers 406 for an H.265 camera's H.264 LL-HLS, naming H.265.
 func TestLLHLSInH264WithoutTranscodes(t *testing.T) {

@@ -42,14 +42,14 @@ type transcodes struct {
 func newTranscodes(max int, log *zap.Logger) *transcodes {
 	t := &transcodes{max: max, log: log, running: map[*stream]*rendition{},
 		refused: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigia_live_transcode_refused_total", Help: "WebRTC viewers refused (503) because the node ran webrtc.transcode_max transcodes already."}),
+			Name: "vigia_live_transcode_refused_total", Help: "Live viewers (WebRTC or LL-HLS in H.264) refused (503) because the node ran webrtc.transcode_max transcodes already."}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_live_transcode_dropped_frames_total", Help: "Camera frames a live transcoder could not keep up with (dropped up to the next keyframe; recording is not affected)."}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_live_transcode_errors_total", Help: "Frames a live transcoder failed to decode or encode."}),
 	}
 	t.active = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "vigia_live_transcodes", Help: "Cameras transcoded to H.264 for live WebRTC viewers now."},
+		Name: "vigia_live_transcodes", Help: "Cameras transcoded to H.264 for live WebRTC and LL-HLS viewers now."},
 		func() float64 { return float64(t.count()) })
 	return t
 }
@@ -221,9 +221,27 @@ func (r *rendition) run() {
 	}
 }
 
-// startTranscodes sets up the node's transcodes when cfg allows any and
-// the build can transcode.
+// startTranscodes sets up the node's transcodes, shared by LL-HLS and
+// WebRTC, when the build can transcode.
+func (s *Server) startTranscodes(max int) {
+	if !transcode.Available() {
+		s.cfg.Log.Warn("transcode_max is set but this build cannot transcode (no cgo): H.265 cameras play only in browsers with H.265")
+		return
+	}
+	tc := newTranscodes(max, s.cfg.Log)
+	s.tc.Store(tc)
+	if s.cfg.Registerer != nil {
+		s.cfg.Registerer.MustRegister(tc.collectors()...)
+	}
+}
+
+// startTranscodes takes the server's transcodes, or sets them up when cfg
+// allows any and the build can transcode.
 func (w *WebRTC) startTranscodes() {
+	if tc := w.s.tc.Load(); tc != nil {
+		w.tc = tc
+		return
+	}
 	if w.cfg.TranscodeMax <= 0 {
 		return
 	}
