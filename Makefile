@@ -9,7 +9,7 @@ MINIO_VERSION       := v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION := v0.7.0
 APT_PACKAGES        := pkg-config libavcodec-dev libswscale-dev libswresample-dev libavutil-dev ffmpeg chromium postgresql curl jq openssl \
                        python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
-                       gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0 gstreamer1.0-libav onvif-tools
+                       gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0 gstreamer1.0-libav onvif-tools firefox-esr
 SUDO                := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # MediaMTX, a peer of the interop matrix (e2e.TestInteropMatrix), from
@@ -39,7 +39,7 @@ TEST_PARALLEL ?= 4
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -67,7 +67,7 @@ lint: deps-tools
 	$(VIGIA_TOOLS)/staticcheck ./...
 
 ## deps: Debian packages and tools, each only when missing
-deps: deps-apt deps-tools deps-npm deps-npm-onvif
+deps: deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox
 
 ## deps-npm: hls.js for the player (pinned in player/package-lock.json), npm ci
 ## only when the bundle is missing or the lock changed; embedded at build time
@@ -83,6 +83,20 @@ deps-npm-onvif: $(ONVIF_NPM)
 $(ONVIF_NPM): onvif/onviftest/js/package.json onvif/onviftest/js/package-lock.json
 	@command -v npm >/dev/null || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q npm; }
 	cd onvif/onviftest/js && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+## deps-npm-firefox: puppeteer-core (pinned in
+## e2e/testdata/firefox/package-lock.json), which drives Debian's firefox-esr
+## over WebDriver BiDi in the e2e Firefox tests (e2e.TestFirefox*); installed
+## into VIGIA_TOOLS/firefox, tests only, never in the binary
+FIREFOX_NPM := $(VIGIA_TOOLS)/firefox/node_modules/puppeteer-core/package.json
+deps-npm-firefox: $(FIREFOX_NPM)
+
+$(FIREFOX_NPM): e2e/testdata/firefox/package.json e2e/testdata/firefox/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q npm; }
+	mkdir -p $(VIGIA_TOOLS)/firefox
+	cp e2e/testdata/firefox/package.json e2e/testdata/firefox/package-lock.json $(VIGIA_TOOLS)/firefox/
+	cd $(VIGIA_TOOLS)/firefox && npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
 $(HLS_BUNDLE): player/package.json player/package-lock.json

@@ -64,6 +64,9 @@ type Job struct {
 	EndMs   int64 `json:"end_ms"`
 	// Description is the user's text.
 	Description string `json:"description"`
+	// Codec is "h264" for a video in H.264 whatever the recordings'
+	// codec (H.265 transcoded), "" for the recordings as they are.
+	Codec string `json:"codec,omitempty"`
 }
 
 // JobState is the state of a downloadable video job.

@@ -75,7 +75,9 @@ type videoListBody struct {
 }
 
 // createVideo is POST /v2/api/drives: camera_id, start_at and end_at (Unix
-// ms) and description, from the query or the body.
+// ms) and description, from the query or the body; optionally codec
+// ("h264" for a video in H.264 whatever the recordings' codec, "recorded"
+// or absent for the recordings as they are; not a field of the spec).
 func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 	in, err := s.readInput(w, r)
 	if err != nil {
@@ -91,6 +93,14 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 	start, okS := f.integer("start_at", true)
 	end, okE := f.millis("end_at", true)
 	desc := f.str("description", true, maxText)
+	codec := f.str("codec", false, 16)
+	switch codec {
+	case "", "recorded":
+		codec = ""
+	case "h264":
+	default:
+		errs.add("codec", `must be "h264" or "recorded"`)
+	}
 	switch {
 	case !okS:
 	case start < 0:
@@ -126,7 +136,7 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	job := Job{ID: strconv.FormatInt(v.ID, 10), Camera: camID(cam.ID), StartMs: start, EndMs: end, Description: desc}
+	job := Job{ID: strconv.FormatInt(v.ID, 10), Camera: camID(cam.ID), StartMs: start, EndMs: end, Description: desc, Codec: codec}
 	if err := s.cfg.Exporter.Submit(r.Context(), job); err != nil {
 		s.log.Warn("export job not submitted", zap.Int64("video", v.ID), zap.Error(err))
 		_ = s.cfg.DB.SetVideoFailed(r.Context(), v.ID, "not queued: "+err.Error(), now)

@@ -245,7 +245,7 @@ func (e apiExporter) Submit(ctx context.Context, j api.Job) error {
 	if err != nil {
 		return fmt.Errorf("export job: bad id %q", j.ID)
 	}
-	_, err = e.jobs.Submit(ctx, export.Job{ID: id, Camera: j.Camera, StartMs: j.StartMs, EndMs: j.EndMs, Description: j.Description})
+	_, err = e.jobs.Submit(ctx, export.Job{ID: id, Camera: j.Camera, StartMs: j.StartMs, EndMs: j.EndMs, Description: j.Description, Codec: j.Codec})
 	return err
 }
 

@@ -275,7 +275,8 @@ func (a *App) startRecorder() error {
 		func() float64 { return float64(a.spool.Bytes()) },
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
-	a.live = live.New(live.Config{Keys: a.keys, AllowOrigin: a.allowedOrigin, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
+	a.live = live.New(live.Config{Keys: a.keys, AllowOrigin: a.allowedOrigin, Registerer: a.reg, Log: a.log.With(zap.String("component", "live")),
+		TranscodeMax: a.cfg.WebRTC.TranscodeMax})
 	if err := a.startWebRTC(); err != nil {
 		return err
 	}

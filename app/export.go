@@ -36,6 +36,7 @@ func (a *App) startExport(ctx context.Context) error {
 		MaxAge:        time.Duration(a.cfg.Export.MaxAge),
 		Thumbnail:     thumb,
 		SignKey:       a.exportSignKey(),
+		H264:          a.segmentH264(),
 		Log:           a.log.With(zap.String("component", "export")),
 	})
 	if err != nil {

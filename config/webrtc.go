@@ -31,7 +31,7 @@ type WebRTCConfig struct {
 	TCPFirstSTUNTimeout         Duration `yaml:"tcp_first_stun_timeout" default:"5s" doc:"Time an ICE-TCP connection has to send its first STUN binding request; one that sends none is closed."`
 	TCPWriteBuffer              Size     `yaml:"tcp_write_buffer" default:"256KiB" doc:"Bytes queued for one ICE-TCP connection before its packets are dropped (the viewer resumes at the next keyframe)."`
 	MaxSessions                 int      `yaml:"max_sessions" default:"1000" doc:"WebRTC viewers this node serves at once; past it a new one gets 503 (the player then plays LL-HLS)."`
-	TranscodeMax                int      `yaml:"transcode_max" default:"2" doc:"H.265 cameras this node transcodes to H.264 at once for live WebRTC viewers whose browser has no H.265 (one transcode per camera while anyone watches it, on a lower-priority thread; about a fifth of a core per 720p15 camera, docs/live.md). Past it such a viewer gets 503 and the player says why. 0: no transcoding (such viewers get 406)."`
+	TranscodeMax                int      `yaml:"transcode_max" default:"2" doc:"H.265 cameras this node transcodes to H.264 at once for live viewers whose browser has no H.265, over WebRTC and LL-HLS (also with webrtc.enabled false): one transcode per camera while anyone watches it, about a fifth of a core per 720p15 camera (docs/live.md). Past it such a viewer gets 503 and the player says why. 0: no transcoding (such viewers get 406)."`
 }
 
 // SplitList splits a comma-separated list, dropping blanks.

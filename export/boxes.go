@@ -195,3 +195,23 @@ func splitInit(b []byte) (moov []byte, fragments int, err error) {
 	}
 	return nil, 0, fmt.Errorf("%w: no moov box", ErrBadSegment)
 }
+
+// videoIsH264 reports whether a segment's first video track is H.264
+// (sample entry avc1 or avc3). Unparsable bytes are not.
+func videoIsH264(seg []byte) bool {
+	moov, _, err := splitInit(seg)
+	if err != nil {
+		return false
+	}
+	tracks, err := parseMoov(moov)
+	if err != nil {
+		return false
+	}
+	for _, t := range tracks {
+		if t.handler == "vide" {
+			e := t.entryType()
+			return e == "avc1" || e == "avc3"
+		}
+	}
+	return false
+}

@@ -54,6 +54,11 @@ type Options struct {
 	// Catalogue finds the segments. It defaults to one on the store with
 	// the default longest segment.
 	Catalogue *catalogue.Catalogue
+	// H264, when set, is called with each segment read (its init segment
+	// and fragments) and returns its H.264 rendition, or nil when the
+	// segment is H.264 already; the clip is made of what it returns.
+	// Sources still hash the recorded bytes.
+	H264 func(segment []byte) ([]byte, error)
 }
 
 // Validate checks the request against a maximum range.
@@ -120,7 +125,18 @@ func Build(ctx context.Context, st storage.Store, req Request, opts Options) (*C
 			return nil, err
 		}
 		clip.Sources = append(clip.Sources, Source{Key: segs[i].Key, Size: int64(len(buf)), SHA256: sha256.Sum256(buf)})
-		if err := r.segment(segs[i], buf); err != nil {
+		seg := buf
+		if opts.H264 != nil {
+			h, err := opts.H264(buf)
+			if err != nil {
+				return nil, fmt.Errorf("segment %s in H.264: %w", segs[i].Key, err)
+			}
+			if h != nil {
+				seg = h
+				clip.Transcoded++
+			}
+		}
+		if err := r.segment(segs[i], seg); err != nil {
 			return nil, fmt.Errorf("segment %s: %w", segs[i].Key, err)
 		}
 		fetch.release(buf)

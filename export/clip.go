@@ -55,6 +55,9 @@ type Clip struct {
 	// Sources are the segments read, in order, with the SHA-256 of the
 	// bytes read.
 	Sources []Source
+	// Transcoded counts the segments whose video was transcoded to H.264
+	// (Options.H264) rather than copied.
+	Transcoded int
 
 	head  []byte
 	body  *os.File

@@ -22,6 +22,10 @@ var (
 	// ErrJobNotFound means no job has that id.
 	ErrJobNotFound = errors.New("export job not found")
 
+	// ErrNoTranscoder means an H.264 video was asked of recordings in
+	// H.265 and this node cannot transcode (a build without cgo).
+	ErrNoTranscoder = errors.New("this node cannot transcode to H.264")
+
 	// ErrRemoved means the job was removed while it ran.
 	ErrRemoved = errors.New("export job removed")
 )

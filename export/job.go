@@ -30,7 +30,15 @@ type Job struct {
 	EndMs   int64 `json:"end_ms"`
 	// Description is the user's text.
 	Description string `json:"description,omitempty"`
+	// Codec is the video codec asked for: "" keeps the recordings' own
+	// (H.264 or H.265, never transcoded), CodecH264 has H.265 recordings
+	// transcoded to H.264.
+	Codec string `json:"codec,omitempty"`
 }
+
+// CodecH264 is Job.Codec for a video in H.264 whatever the recordings'
+// codec.
+const CodecH264 = "h264"
 
 // Request returns the job's range as a Request.
 func (j Job) Request() Request {
@@ -88,6 +96,9 @@ func DecodeJob(data []byte) (Job, error) {
 	}
 	if j.ID < 0 || !storage.ValidCameraID(j.Camera) {
 		return j, fmt.Errorf("%w: id %d camera %q", ErrInvalidJob, j.ID, j.Camera)
+	}
+	if j.Codec != "" && j.Codec != CodecH264 {
+		return j, fmt.Errorf("%w: codec %q (want %q or none)", ErrInvalidJob, j.Codec, CodecH264)
 	}
 	return j, nil
 }

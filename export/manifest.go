@@ -41,6 +41,11 @@ type Manifest struct {
 	End   string `json:"end"`
 	// Segments are the recording segments read, in order.
 	Segments []ManifestSegment `json:"segments"`
+	// Transcoded counts the segments whose video was transcoded to H.264
+	// for this file (a job asking for H.264 of H.265 recordings): its
+	// frames are the node's encoding of theirs, whose recorded bytes
+	// Segments hashes. Absent when the video is copied as recorded.
+	Transcoded int `json:"transcoded,omitempty"`
 	// Chain pins the hour manifests the segments are listed in: each
 	// manifest's key, entry count and digest when the video was made
 	// (docs/storage.md, Integrity).
@@ -105,7 +110,7 @@ func NewManifest(ctx context.Context, st storage.Store, cat *catalogue.Catalogue
 	}
 	m := &Manifest{Version: ManifestVersion, Video: videoKey, VideoSize: n, VideoSHA256: hex.EncodeToString(sum[:]),
 		Camera: req.Camera, From: rfc3339(req.Start), To: rfc3339(req.End), Start: rfc3339(clip.Start), End: rfc3339(clip.End),
-		Segments: []ManifestSegment{}, Chain: []integrity.Link{}, Gaps: []ManifestGap{}, Created: rfc3339(now)}
+		Segments: []ManifestSegment{}, Chain: []integrity.Link{}, Gaps: []ManifestGap{}, Created: rfc3339(now), Transcoded: clip.Transcoded}
 	hours := map[string]*integrity.Manifest{}
 	for _, src := range clip.Sources {
 		ms := ManifestSegment{Key: src.Key, Size: src.Size, SHA256: hex.EncodeToString(src.SHA256[:])}

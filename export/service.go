@@ -67,6 +67,11 @@ type ServiceConfig struct {
 	// with it every video gets videos/{id}.manifest.json and its detached
 	// signature videos/{id}.manifest.sig. Without it no manifest is made.
 	SignKey ed25519.PrivateKey
+	// H264, optional, returns the H.264 rendition of a recorded segment
+	// (Options.H264), for jobs whose Codec is CodecH264. Without it (a
+	// build that cannot transcode) such jobs of H.265 recordings fail
+	// with ErrNoTranscoder.
+	H264 func(segment []byte) ([]byte, error)
 	// Log is the service's logger.
 	Log *zap.Logger
 }
@@ -245,7 +250,8 @@ func (s *Service) finishErr(ctx context.Context, msg *bus.JobMsg, log *zap.Logge
 		_ = msg.Nak(0)
 		return
 	}
-	permanent := errors.Is(err, ErrNoRecordings) || errors.Is(err, ErrRange) || errors.Is(err, ErrBadSegment) || errors.Is(err, ErrInvalidJob)
+	permanent := errors.Is(err, ErrNoRecordings) || errors.Is(err, ErrRange) || errors.Is(err, ErrBadSegment) || errors.Is(err, ErrInvalidJob) ||
+		errors.Is(err, ErrNoTranscoder)
 	if !permanent && msg.Delivered() < uint64(s.cfg.MaxAttempts) {
 		log.Warn("export job failed; retrying", zap.Error(err), zap.Uint64("delivery", msg.Delivered()))
 		u.st.Reason = "retrying: " + err.Error()
@@ -267,7 +273,15 @@ func (s *Service) finishErr(ctx context.Context, msg *bus.JobMsg, log *zap.Logge
 func (s *Service) run(ctx context.Context, job Job, u *updater) error {
 	var last time.Time
 	var perr error
+	var h264 func([]byte) ([]byte, error)
+	if job.Codec == CodecH264 {
+		h264 = s.cfg.H264
+		if h264 == nil {
+			h264 = noTranscoder
+		}
+	}
 	clip, err := Build(ctx, s.cfg.Store, job.Request(), Options{
+		H264:      h264,
 		MaxRange:  s.cfg.MaxRange,
 		Catalogue: s.cfg.Catalogue,
 		TempDir:   s.cfg.TempDir,
@@ -313,6 +327,15 @@ func (s *Service) run(ctx context.Context, job Job, u *updater) error {
 	u.st.Key, u.st.Size = key, clip.Size()
 	u.st.FileStartMs, u.st.DurationMs, u.st.Gaps = clip.Start.UnixMilli(), clip.Duration().Milliseconds(), len(clip.Gaps)
 	return u.put(ctx)
+}
+
+// noTranscoder is the H.264 rendition of a node that cannot transcode:
+// H.264 segments pass, H.265 ones fail the job.
+func noTranscoder(seg []byte) ([]byte, error) {
+	if videoIsH264(seg) {
+		return nil, nil
+	}
+	return nil, ErrNoTranscoder
 }
 
 // updater writes a running job's state with compare-and-set, so a removal

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +42,13 @@ type Config struct {
 	// start (at the camera's next keyframe). It defaults to 10 s.
 	StartTimeout time.Duration
 
+	// TranscodeMax bounds the H.265 cameras transcoded to H.264 at once
+	// for viewers whose browser has no H.265, over LL-HLS (H264Dir) and
+	// WebRTC alike: one transcoder per camera while anyone watches it.
+	// Zero leaves it to WebRTCConfig.TranscodeMax (WebRTC on); with both
+	// zero nothing is transcoded.
+	TranscodeMax int
+
 	// AllowOrigin, optional, says which page origins (a player on another
 	// node of the cluster) may read live video cross-origin; nil: none.
 	AllowOrigin func(origin string) bool
@@ -60,6 +68,10 @@ type Server struct {
 
 	mu      sync.Mutex
 	streams map[string]*stream
+
+	// tc is the node's transcodes, set when WebRTC starts them: the H.264
+	// LL-HLS of H.265 cameras shares them (llhls_h264.go).
+	tc atomic.Pointer[transcodes]
 
 	// hookUnit, set by tests only, runs in a stream's goroutine before it
 	// handles each queued unit.
@@ -97,6 +109,9 @@ func New(cfg Config) *Server {
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(s.dropped, s.viewers)
 	}
+	if cfg.TranscodeMax > 0 {
+		s.startTranscodes(cfg.TranscodeMax)
+	}
 	return s
 }
 
@@ -123,18 +138,20 @@ func (s *Server) remove(camera string, st *stream) {
 	s.mu.Unlock()
 }
 
-// Handler serves /live/{camera}/{file} with a valid token. A request
-// waits up to StartTimeout for the camera's muxer to start; when the camera
-// restarts meanwhile it waits for the new stream, when it stops here the
-// answer is 404.
+// Handler serves /live/{camera}/{file} with a valid token, and
+// /live/{camera}/h264/{file}: the same in H.264 whatever the camera sends
+// (H264Dir). A request waits up to StartTimeout for the camera's muxer to
+// start; when the camera restarts meanwhile it waits for the new stream,
+// when it stops here the answer is 404.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/live/")
-		camera, _, ok := strings.Cut(rest, "/")
+		camera, file, ok := strings.Cut(rest, "/")
 		if !ok || camera == "" {
 			http.NotFound(w, r)
 			return
 		}
+		_, h264 := splitH264(file)
 		allowOrigin(w.Header(), r, s.cfg.AllowOrigin)
 		if terr := check(s.cfg.Keys, camera, r.URL.Query(), time.Now()); terr != nil {
 			s.viewers.WithLabelValues("refused").Inc()
@@ -150,7 +167,14 @@ func (s *Server) Handler() http.Handler {
 				http.Error(w, "camera not recorded by this node", http.StatusNotFound)
 				return
 			}
-			m, err := st.wait(r.Context(), deadline)
+			wait := st.wait
+			if h264 {
+				wait = st.waitH264
+			}
+			m, err := wait(r.Context(), deadline)
+			if h264 && s.refuseH264(w, err) {
+				return
+			}
 			switch {
 			case err == nil:
 				s.viewers.WithLabelValues("served").Inc()

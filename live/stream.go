@@ -46,6 +46,9 @@ type stream struct {
 	muxer atomic.Pointer[gohlslib.Muxer] // nil until tracks are known and a keyframe arrived
 
 	hub *hub // the WebRTC viewers
+
+	h264Mu sync.Mutex
+	h264   *hlsRendition // the H.264 LL-HLS of an H.265 camera, nil when none runs
 }
 
 // item is a unit queued for run, with the run of the source it belongs to.
@@ -133,6 +136,7 @@ func (st *stream) Close() {
 		st.q.Close()
 		close(st.quit)
 		<-st.done
+		st.closeH264()
 		st.hub.close()
 		st.s.remove(st.camera, st)
 	})

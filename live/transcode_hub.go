@@ -42,14 +42,14 @@ type transcodes struct {
 func newTranscodes(max int, log *zap.Logger) *transcodes {
 	t := &transcodes{max: max, log: log, running: map[*stream]*rendition{},
 		refused: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigia_live_transcode_refused_total", Help: "WebRTC viewers refused (503) because the node ran webrtc.transcode_max transcodes already."}),
+			Name: "vigia_live_transcode_refused_total", Help: "Live viewers (WebRTC or LL-HLS in H.264) refused (503) because the node ran webrtc.transcode_max transcodes already."}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_live_transcode_dropped_frames_total", Help: "Camera frames a live transcoder could not keep up with (dropped up to the next keyframe; recording is not affected)."}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_live_transcode_errors_total", Help: "Frames a live transcoder failed to decode or encode."}),
 	}
 	t.active = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "vigia_live_transcodes", Help: "Cameras transcoded to H.264 for live WebRTC viewers now."},
+		Name: "vigia_live_transcodes", Help: "Cameras transcoded to H.264 for live WebRTC and LL-HLS viewers now."},
 		func() float64 { return float64(t.count()) })
 	return t
 }
@@ -92,7 +92,8 @@ func (t *transcodes) acquire(st *stream) (*rendition, error) {
 func (t *transcodes) release(r *rendition) {
 	t.mu.Lock()
 	r.users--
-	last := r.users == 0
+	// closeAll may have stopped r already.
+	last := r.users == 0 && t.running[r.st] == r
 	if last {
 		delete(t.running, r.st)
 		r.st.hub.tap.CompareAndSwap(r, nil)
@@ -139,6 +140,8 @@ type rendition struct {
 
 	in       chan tapped
 	skipping atomic.Bool // a unit was dropped: skip up to the next keyframe
+
+	hls atomic.Pointer[hlsRendition] // the camera's H.264 LL-HLS muxer, while one runs
 
 	quit chan struct{}
 	done chan struct{}
@@ -208,15 +211,37 @@ func (r *rendition) run() {
 				r.log.Debug("live transcode failed", zap.Error(err))
 			}
 			for _, o := range outs {
-				r.hub.unit(&media.Unit{Track: 0, PTS: o.PTS, DTS: o.PTS, Key: o.Key, NALUs: o.NALUs, Time: it.unit.Time})
+				u := &media.Unit{Track: 0, PTS: o.PTS, DTS: o.PTS, Key: o.Key, NALUs: o.NALUs, Time: it.unit.Time}
+				r.hub.unit(u)
+				if h := r.hls.Load(); h != nil {
+					h.offer(u)
+				}
 			}
 		}
 	}
 }
 
-// startTranscodes sets up the node's transcodes when cfg allows any and
-// the build can transcode.
+// startTranscodes sets up the node's transcodes, shared by LL-HLS and
+// WebRTC, when the build can transcode.
+func (s *Server) startTranscodes(max int) {
+	if !transcode.Available() {
+		s.cfg.Log.Warn("transcode_max is set but this build cannot transcode (no cgo): H.265 cameras play only in browsers with H.265")
+		return
+	}
+	tc := newTranscodes(max, s.cfg.Log)
+	s.tc.Store(tc)
+	if s.cfg.Registerer != nil {
+		s.cfg.Registerer.MustRegister(tc.collectors()...)
+	}
+}
+
+// startTranscodes takes the server's transcodes, or sets them up when cfg
+// allows any and the build can transcode.
 func (w *WebRTC) startTranscodes() {
+	if tc := w.s.tc.Load(); tc != nil {
+		w.tc = tc
+		return
+	}
 	if w.cfg.TranscodeMax <= 0 {
 		return
 	}
@@ -225,6 +250,7 @@ func (w *WebRTC) startTranscodes() {
 		return
 	}
 	w.tc = newTranscodes(w.cfg.TranscodeMax, w.log)
+	w.s.tc.Store(w.tc)
 	if w.s.cfg.Registerer != nil {
 		w.s.cfg.Registerer.MustRegister(w.tc.collectors()...)
 	}

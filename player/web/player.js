@@ -356,10 +356,26 @@
     playLiveHLS();
   }
 
+  // liveH264URL returns the node's LL-HLS in H.264 whatever the camera
+  // sends (an H.265 camera's transcoded rendition, an H.264 camera's own
+  // stream) beside a live playlist address: /live/{camera}/h264/index.m3u8.
+  function liveH264URL(u) {
+    var x = abs(u);
+    if (!x || !/\/live\/[^/]+\/index\.m3u8$/.test(x.pathname)) { return u; }
+    x.pathname = x.pathname.replace(/\/index\.m3u8$/, '/h264/index.m3u8');
+    return x.toString();
+  }
+
   function playLiveHLS() {
     var src = window.vigiaWebRTC ? window.vigiaWebRTC.hlsURL(cfg.liveUrl) : cfg.liveUrl;
     var kind = usable();
     if (!kind) { noPlayer(); return; }
+    // A browser whose MSE decodes no HEVC asks for H.264: it plays an
+    // H.265 camera from the node's transcoder.
+    if (kind === 'hls' && P && !P.hevc().mse) {
+      var h = liveH264URL(src);
+      if (h !== src) { src = h; body.dataset.rendition = 'h264'; }
+    }
     setTransport('hls');
     watchStall();
     if (kind === 'native') { video.src = src; play(); return; }
@@ -368,7 +384,7 @@
       xhrSetup: function (xhr, url) { xhr.open('GET', liveRequestURL(url), true); },
     });
     st.hls = hls;
-    hls.on(window.Hls.Events.ERROR, onHlsError);
+    hls.on(window.Hls.Events.ERROR, onLiveHlsError);
     hls.on(window.Hls.Events.MANIFEST_PARSED, play);
     hls.loadSource(src);
     hls.attachMedia(video);
@@ -395,6 +411,19 @@
         return 'stalled';
       },
     });
+  }
+
+  // onLiveHlsError says why when the node refuses the live playlist: an
+  // H.265 camera it does not transcode (406) or no transcode left (503
+  // naming the capacity), read from the answer's body.
+  function onLiveHlsError(ev, data) {
+    if (P && data && data.details === window.Hls.ErrorDetails.MANIFEST_LOAD_ERROR && data.response) {
+      var x = data.networkDetails, code = data.response.code;
+      var text = x && typeof x.responseText === 'string' ? x.responseText : '';
+      var reason = P.fromRefusal(code, text) || (code === 406 && body.dataset.rendition === 'h264' && !P.hevc().mse ? 'h265' : '');
+      if (reason) { unplayable(reason); return; }
+    }
+    onHlsError(ev, data);
   }
 
   function onHlsError(_, data) {
