@@ -121,8 +121,14 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	now := s.now()
-	v, err := s.cfg.DB.CreateVideo(r.Context(), db.Video{CameraID: cam.ID, ClientID: cam.ClientID, Description: desc,
-		StartMs: start, EndMs: end, Status: db.VideoCreating, CreateUserID: p.userID(), UpdateUserID: p.userID(), CreatedAt: now})
+	s.videoMu.Lock()
+	err = s.admitVideo(r.Context(), p, now)
+	var v db.Video
+	if err == nil {
+		v, err = s.cfg.DB.CreateVideo(r.Context(), db.Video{CameraID: cam.ID, ClientID: cam.ClientID, Description: desc,
+			StartMs: start, EndMs: end, Status: db.VideoCreating, CreateUserID: p.userID(), UpdateUserID: p.userID(), CreatedAt: now})
+	}
+	s.videoMu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -292,10 +298,7 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 	} else if held {
 		return fail(http.StatusConflict, "the video is under a legal hold")
 	}
-	if err := s.cfg.Store.Delete(r.Context(), []string{storage.VideoKey(strconv.FormatInt(id, 10)), videoManifestKey(id), videoSignatureKey(id)}); err != nil {
-		return err
-	}
-	if err := s.cfg.DB.DeleteVideo(r.Context(), id); err != nil && !errors.Is(err, db.ErrNotFound) {
+	if err := s.removeVideo(r.Context(), id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, struct {

@@ -102,6 +102,9 @@ type Config struct {
 	Location *time.Location
 	// MaxVideoDuration bounds downloadable videos. It defaults to 1 hour.
 	MaxVideoDuration time.Duration
+	// Videos bounds the downloadable videos each user and client asks
+	// for, and their lifetime (video_bounds.go).
+	Videos VideoLimits
 	// LoginAttempts token requests are allowed per client address within
 	// LoginWindow, each counted when it starts and uncounted when it
 	// succeeds; LoginAccountAttempts failed ones per e-mail address. They
@@ -152,6 +155,10 @@ type Server struct {
 	// cp bounds the calls to NATS and keeps what the API shows while NATS
 	// is down (controlplane.go).
 	cp *controlPlane
+
+	// videoMu makes counting a client's videos and recording a new one one
+	// step on this node (video_bounds.go).
+	videoMu sync.Mutex
 }
 
 // New checks cfg and returns a Server.
@@ -194,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxVideoDuration <= 0 {
 		cfg.MaxVideoDuration = time.Hour
 	}
+	cfg.Videos.defaults()
 	if cfg.LoginAttempts <= 0 {
 		cfg.LoginAttempts = 5
 	}

@@ -74,7 +74,6 @@ func (a *App) newSweeper(lease, cameras string, cams func(context.Context) ([]re
 		Interval:     time.Duration(a.cfg.Retention.SweepInterval),
 		Poll:         poll,
 		Lifecycle:    a.cfg.Retention.Lifecycle,
-		VideosMaxAge: time.Duration(a.cfg.Export.MaxAge),
 		Log:          a.log.With(zap.String("component", "retention"), zap.String("cameras", cameras)),
 	})
 	if err != nil {

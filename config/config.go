@@ -178,7 +178,12 @@ type ExportConfig struct {
 	Enabled       bool     `yaml:"enabled" default:"true" doc:"Run downloadable video jobs from the vigia.jobs.export work queue on this node."`
 	MaxRange      Duration `yaml:"max_range" default:"24h" doc:"Longest time range of one downloadable video."`
 	MaxConcurrent int      `yaml:"max_concurrent" default:"2" doc:"Downloadable video jobs this node runs at once."`
-	MaxAge        Duration `yaml:"max_age" default:"0s" doc:"Downloadable videos are removed this long after they are made; 0 keeps them until removed."`
+	MaxAge        Duration `yaml:"max_age" default:"720h" doc:"Downloadable videos are removed (row, file, thumbnail, manifest and signature) this long after they are asked for, unless a legal hold covers them; 0 keeps them until removed."`
+	// The bounds of what one user or client may ask for (docs/security.md).
+	MaxRunningPerUser   int `yaml:"max_running_per_user" default:"2" doc:"Downloadable videos one user may have in the making at once; past it the API answers 429 naming this key. The operator is not bounded."`
+	MaxRunningPerClient int `yaml:"max_running_per_client" default:"8" doc:"Downloadable videos the users of one client may have in the making at once; past it 429."`
+	MaxPerUserHour      int `yaml:"max_per_user_hour" default:"20" doc:"Downloadable videos one user may ask for in any hour (removed ones count); past it 429."`
+	MaxPerClientHour    int `yaml:"max_per_client_hour" default:"60" doc:"Downloadable videos the users of one client may ask for in any hour; past it 429."`
 }
 
 // validateRetentionExport checks the retention and export sections.
@@ -196,5 +201,14 @@ func (c *Config) validateRetentionExport(v *validator) {
 	}
 	if c.Export.MaxAge < 0 {
 		v.add("export.max_age", fmt.Errorf("%w %s (want 0 or more)", ErrInvalidValue, c.Export.MaxAge))
+	}
+	for _, b := range []struct {
+		key string
+		n   int
+	}{{"export.max_running_per_user", c.Export.MaxRunningPerUser}, {"export.max_running_per_client", c.Export.MaxRunningPerClient},
+		{"export.max_per_user_hour", c.Export.MaxPerUserHour}, {"export.max_per_client_hour", c.Export.MaxPerClientHour}} {
+		if b.n < 1 {
+			v.add(b.key, fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, b.n))
+		}
 	}
 }

@@ -131,6 +131,16 @@ var migrations = []string{
 		camera_id BIGINT NOT NULL PRIMARY KEY,
 		days INTEGER NOT NULL
 	);`,
+	// 6: the downloadable videos asked for in the last hours, by client
+	// and user, removed ones included (the hourly bounds count them).
+	`CREATE TABLE video_requests (
+		id {{id}},
+		client_id BIGINT NOT NULL,
+		user_id BIGINT NOT NULL,
+		requested_at BIGINT NOT NULL
+	);
+	CREATE INDEX video_requests_client ON video_requests (client_id, requested_at);
+	CREATE INDEX video_requests_time ON video_requests (requested_at);`,
 }
 
 // migrate creates the version table and applies the migrations not yet
