@@ -213,6 +213,9 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limitViewer(viewerKey(p)); err != nil {
+		return err
+	}
 	var ids []int64
 	if raw, _ := in["ids"].(string); strings.TrimSpace(raw) != "" {
 		for _, part := range strings.Split(raw, ",") {

@@ -70,6 +70,8 @@ func (a *App) startAPI(ctx context.Context) error {
 		LiveURLExpiry: time.Duration(cfg.Security.LiveURLExpiry), TrustedProxies: a.trustedProxies(),
 		AllowPrivateNetworks: cfg.Ingest.AllowPrivateNetworks, BodyLimit: int64(cfg.API.BodyLimit),
 		DigestGrace: time.Duration(cfg.API.DigestGrace), Location: loc, MaxVideoDuration: time.Duration(cfg.API.MaxVideoDuration),
+		Readers: api.ReaderLimits{Rate: cfg.API.ViewerRate, Burst: cfg.API.ViewerBurst, MaxTimelineRange: time.Duration(cfg.API.MaxTimelineRange),
+			MaxPlaylistRange: time.Duration(cfg.API.MaxPlaylistRange), ListingCache: cfg.API.ListingCache, ListingCacheTTL: time.Duration(cfg.API.ListingCacheTTL)},
 		Videos: api.VideoLimits{RunningPerUser: cfg.Export.MaxRunningPerUser, RunningPerClient: cfg.Export.MaxRunningPerClient,
 			PerUserHour: cfg.Export.MaxPerUserHour, PerClientHour: cfg.Export.MaxPerClientHour, MaxAge: time.Duration(cfg.Export.MaxAge)},
 		LoginAttempts: cfg.API.LoginAttempts, LoginAccountAttempts: cfg.API.LoginAccountAttempts,
