@@ -134,9 +134,6 @@ func (s *Server) thumbs(hourly bool) handlerFunc {
 		if err := s.checkCameraDigest(r, p, in, c, false); err != nil {
 			return err
 		}
-		if err := s.limitViewer(viewerKey(p)); err != nil {
-			return err
-		}
 		errs := fieldErrors{}
 		ts, _ := newFields(in, errs).integer("ts", true)
 		if err := errs.err(); err != nil {
