@@ -91,6 +91,7 @@ func TestTenancyAfterMove(t *testing.T) {
 			"GET /api/v1/cameras/create":                 {"/api/v1/cameras/create?" + a},
 			"POST /api/v1/cameras":                       {"/api/v1/cameras?" + a},
 			"PUT /api/v1/cameras/{id}":                   {"/api/v1/cameras/" + c + "?" + a},
+			"POST /api/v1/cameras/{id}/push-key":         {"/api/v1/cameras/" + c + "/push-key?" + a},
 			"GET /api/v1/events":                         {"/api/v1/events?" + a + "&start_at=" + day + "&end_at=" + day, "/api/v1/events?" + a + "&start_at=" + day + "&end_at=" + day + "&camera=" + c},
 			"POST /api/v1/lpr/{id}/{key}":                {"/api/v1/lpr/" + c + "/" + lprKey},
 			"GET /api/v4/cameras":                        {"/api/v4/cameras?" + a, "/api/v4/cameras?" + a + "&p=hls"},
