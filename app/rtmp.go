@@ -87,6 +87,9 @@ func (a *App) PushURL(camera string) string {
 // pushKeyGen is the generation of a push camera's stream key in the
 // registry (0 for a camera it does not hold).
 func (a *App) pushKeyGen(ctx context.Context, camera string) (int, error) {
+	if a.bus == nil {
+		return 0, nil
+	}
 	c, _, err := a.bus.GetCamera(ctx, camera)
 	return c.PushKeyGen, err
 }
