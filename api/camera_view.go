@@ -106,6 +106,9 @@ func (s *Server) listCameras(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limitViewer(viewerKey(p)); err != nil {
+		return err
+	}
 	page, err := queryInt(in, "page", 1)
 	if err != nil {
 		return err

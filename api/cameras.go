@@ -91,7 +91,7 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 			return err
 		}
 	} else {
-		row.ID, row.CreatedAt, row.UpdatedAt = id, old.CreatedAt, now
+		row.ID, row.CreatedAt, row.UpdatedAt, row.PushKeyGen = id, old.CreatedAt, now, old.PushKeyGen
 		if err := s.cfg.DB.UpdateCamera(ctx, row); err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (s *Server) saveCamera(w http.ResponseWriter, r *http.Request, id int64) er
 		rec.StreamStatus, rec.StatusDescription = int(st.Code), st.Text
 	}
 	if row.ConnectionType == camera.RTMP && row.SealedURL == "" {
-		rec.RTMPURL = s.rtmpURL(row.ID)
+		rec.RTMPURL = s.rtmpURL(row.ID, row.PushKeyGen)
 	}
 	writeJSON(w, http.StatusCreated, []cameraCreated{rec})
 	return nil
@@ -127,7 +127,7 @@ func (s *Server) registryRecord(c db.Camera) camera.Config {
 	rec := camera.Config{
 		ID: camID(c.ID), ClientID: c.ClientID, ConnectionType: c.ConnectionType, SealedURL: c.SealedURL,
 		Stream: c.Stream, P2PSerial: c.P2PSerial, P2PSealedPassword: c.SealedP2PPassword,
-		Sound: c.Sound == 1, HistoryDays: c.HistoryDays,
+		Sound: c.Sound == 1, HistoryDays: c.HistoryDays, PushKeyGen: c.PushKeyGen,
 	}
 	if res, ok := s.cfg.Info.resolution(c.ResolutionID); ok {
 		rec.Width, rec.Height = res.Width, res.Height
@@ -159,11 +159,20 @@ func (s *Server) syncClientCameras(ctx context.Context, c db.Client) error {
 }
 
 // rtmpURL is where an RTMP camera pushes: the configured base, the camera
-// id and a stream key bound to it; without a base, the push server's own.
-func (s *Server) rtmpURL(id int64) string {
+// id and its stream key at key generation gen; without a base, the push
+// server's own.
+func (s *Server) rtmpURL(id int64, gen int) string {
+	key := camera.PushKeyGen(s.keys, camID(id), gen)
 	base := s.cfg.RTMPURL
 	if base == "" && s.cfg.PushURL != nil {
-		return s.cfg.PushURL(camID(id))
+		u, err := url.Parse(s.cfg.PushURL(camID(id)))
+		if err != nil {
+			return ""
+		}
+		q := u.Query()
+		q.Set("key", key)
+		u.RawQuery = q.Encode()
+		return u.String()
 	}
 	if base == "" {
 		host := "localhost"
@@ -173,7 +182,7 @@ func (s *Server) rtmpURL(id int64) string {
 		base = "rtmp://" + host + ":1935/live"
 	}
 	// The key is the one the recorders' push server checks (ingest/rtmp).
-	return strings.TrimRight(base, "/") + "/" + camID(id) + "?key=" + camera.PushKey(s.keys, camID(id))
+	return strings.TrimRight(base, "/") + "/" + camID(id) + "?key=" + key
 }
 
 // cameraStatus is the camera's current status: BLOQUEADA when its client

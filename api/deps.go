@@ -86,4 +86,7 @@ type Exporter interface {
 	Submit(ctx context.Context, j Job) error
 	// State returns the job's state.
 	State(ctx context.Context, id string) (JobState, error)
+	// Remove forgets the job and deletes what it stored (video,
+	// thumbnail, manifest and signature).
+	Remove(ctx context.Context, id string) error
 }

@@ -131,12 +131,21 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	now := s.now()
-	v, err := s.cfg.DB.CreateVideo(r.Context(), db.Video{CameraID: cam.ID, ClientID: cam.ClientID, Description: desc,
-		StartMs: start, EndMs: end, Status: db.VideoCreating, CreateUserID: p.userID(), UpdateUserID: p.userID(), CreatedAt: now})
+	s.videoMu.Lock()
+	err = s.admitVideo(r.Context(), p, now)
+	var v db.Video
+	if err == nil {
+		v, err = s.cfg.DB.CreateVideo(r.Context(), db.Video{CameraID: cam.ID, ClientID: cam.ClientID, Description: desc,
+			StartMs: start, EndMs: end, Status: db.VideoCreating, CreateUserID: p.userID(), UpdateUserID: p.userID(), CreatedAt: now})
+	}
+	s.videoMu.Unlock()
 	if err != nil {
 		return err
 	}
-	job := Job{ID: strconv.FormatInt(v.ID, 10), Camera: camID(cam.ID), StartMs: start, EndMs: end, Description: desc, Codec: codec}
+	// The job holds what is recorded by now, while the camera is the
+	// caller's: a job run later (queued, retried) never reaches into the
+	// video of a client the camera has moved to since.
+	job := Job{ID: strconv.FormatInt(v.ID, 10), Camera: camID(cam.ID), StartMs: start, EndMs: min(end, now.UnixMilli()), Description: desc, Codec: codec}
 	if err := s.cfg.Exporter.Submit(r.Context(), job); err != nil {
 		s.log.Warn("export job not submitted", zap.Int64("video", v.ID), zap.Error(err))
 		_ = s.cfg.DB.SetVideoFailed(r.Context(), v.ID, "not queued: "+err.Error(), now)
@@ -144,7 +153,7 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := camID(cam.ID)
 	writeJSON(w, http.StatusOK, videoCreateBody{
-		Code: 0, Msg: "the video is being generated", VideoThumb: s.signed(r.Context(), s.thumbAt(r.Context(), id, time.UnixMilli(start))),
+		Code: 0, Msg: "the video is being generated", VideoThumb: s.signed(r.Context(), s.thumbAt(r.Context(), id, time.UnixMilli(start), now)),
 		Data: videoCreated{ID: v.ID, CameraID: cam.ID, CameraName: cam.Description, Description: desc,
 			StartDate: s.fmtTime(time.UnixMilli(start), layoutDateTime), EndDate: s.fmtTime(time.UnixMilli(end), layoutDateTime),
 			StartDateF: s.fmtTime(time.UnixMilli(start), layoutBR), EndDateF: s.fmtTime(time.UnixMilli(end), layoutBR),
@@ -155,10 +164,18 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// thumbAt returns the minute thumbnail nearest after t within its hour, or "".
-func (s *Server) thumbAt(ctx context.Context, camera string, t time.Time) string {
+// thumbAt returns the minute thumbnail nearest after t within its hour and
+// before until, or "".
+func (s *Server) thumbAt(ctx context.Context, camera string, t, until time.Time) string {
 	sec := time.Unix(t.Unix(), 0)
-	thumbs, err := s.cfg.Catalogue.Thumbs(ctx, camera, catalogue.MinuteThumbs, sec, t.UTC().Truncate(time.Hour).Add(time.Hour))
+	end := t.UTC().Truncate(time.Hour).Add(time.Hour)
+	if until.Before(end) {
+		end = until
+	}
+	if !end.After(sec) {
+		return ""
+	}
+	thumbs, err := s.cfg.Catalogue.Thumbs(ctx, camera, catalogue.MinuteThumbs, sec, end)
 	if err != nil || len(thumbs) == 0 {
 		return ""
 	}
@@ -206,6 +223,9 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limitViewer(viewerKey(p)); err != nil {
+		return err
+	}
 	var ids []int64
 	if raw, _ := in["ids"].(string); strings.TrimSpace(raw) != "" {
 		for _, part := range strings.Split(raw, ",") {
@@ -221,23 +241,33 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := videoListBody{Code: 0, Msg: "", Data: []videoListed{}}
+	// Fields that describe the camera as it is now (its name, its latest
+	// picture) are given only while the camera is the caller's: a video
+	// stays its maker's client's after the camera moves to another client,
+	// and the camera's present does not.
 	names := map[int64]string{}
+	current := map[int64]bool{}
 	for i := range vs {
 		v := &vs[i]
 		key := s.refreshVideo(r.Context(), v)
 		name, ok := names[v.CameraID]
 		if !ok {
-			if c, err := s.cfg.DB.Camera(r.Context(), v.CameraID); err == nil {
-				name = c.Description
+			if c, err := s.cfg.DB.Camera(r.Context(), v.CameraID); err == nil && (p.operator || c.ClientID == p.client.ID) {
+				name, current[v.CameraID] = c.Description, true
 			}
 			names[v.CameraID] = name
 		}
 		id := camID(v.CameraID)
+		// The video's thumbnail is the first picture of its range made by
+		// the time it was asked for, when the camera was its client's.
+		until := time.UnixMilli(min(v.EndMs, v.CreatedAt.UnixMilli()))
 		rec := videoListed{ID: v.ID, Description: v.Description,
 			StartDateF: s.fmtTime(time.UnixMilli(v.StartMs), layoutDateTime), EndDateF: s.fmtTime(time.UnixMilli(v.EndMs), layoutDateTime),
 			TSStart: v.StartMs, TSEnd: v.EndMs, CameraName: name, Status: v.Status,
-			LastThumb:  s.signed(r.Context(), s.latestThumb(r.Context(), id)),
-			VideoThumb: s.signed(r.Context(), s.thumbAt(r.Context(), id, time.UnixMilli(v.StartMs)))}
+			VideoThumb: s.signed(r.Context(), s.thumbAt(r.Context(), id, time.UnixMilli(v.StartMs), until))}
+		if current[v.CameraID] {
+			rec.LastThumb = s.signed(r.Context(), s.latestThumb(r.Context(), id))
+		}
 		if v.Status == db.VideoReady {
 			rec.URL = s.signed(r.Context(), key)
 			rec.Manifest, rec.ManifestSig = s.signed(r.Context(), videoManifestKey(v.ID)), s.signed(r.Context(), videoSignatureKey(v.ID))
@@ -281,10 +311,7 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 	} else if held {
 		return fail(http.StatusConflict, "the video is under a legal hold")
 	}
-	if err := s.cfg.Store.Delete(r.Context(), []string{storage.VideoKey(strconv.FormatInt(id, 10)), videoManifestKey(id), videoSignatureKey(id)}); err != nil {
-		return err
-	}
-	if err := s.cfg.DB.DeleteVideo(r.Context(), id); err != nil && !errors.Is(err, db.ErrNotFound) {
+	if err := s.removeVideo(r.Context(), id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, struct {

@@ -55,15 +55,23 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // recExporter records submitted jobs; its State is what the test sets.
 type recExporter struct {
-	mu    sync.Mutex
-	jobs  []Job
-	state map[string]JobState
+	mu      sync.Mutex
+	jobs    []Job
+	state   map[string]JobState
+	removed []string
 }
 
 func (e *recExporter) Submit(_ context.Context, j Job) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.jobs = append(e.jobs, j)
+	return nil
+}
+
+func (e *recExporter) Remove(_ context.Context, id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.removed = append(e.removed, id)
 	return nil
 }
 
@@ -123,6 +131,8 @@ func newEnv(t testing.TB, kind string, mod func(*Config)) *env {
 	cfg := Config{DB: d, Store: st, Registry: b, Status: b, Exporter: e.exp, Secret: secret,
 		OperatorTokens: []string{testOperator}, PublicURL: e.http.URL, AllowPrivateNetworks: false,
 		PasswordCost: bcrypt.MinCost, Now: e.clock.Now, BodyLimit: 64 << 10,
+		// Tests that are not about the video bounds make videos freely.
+		Videos: VideoLimits{RunningPerUser: 100, RunningPerClient: 100, PerUserHour: 1000, PerClientHour: 1000},
 		Renditions: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte("rendition of " + r.URL.Query().Get("key")))
 		})}

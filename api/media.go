@@ -83,6 +83,9 @@ func (s *Server) recordings(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkCameraDigest(r, p, in, c, true); err != nil {
 		return err
 	}
+	if err := s.limitViewer(viewerKey(p)); err != nil {
+		return err
+	}
 	errs := fieldErrors{}
 	ts, _ := newFields(in, errs).millis("timeStamp", true)
 	if err := errs.err(); err != nil {
@@ -91,7 +94,7 @@ func (s *Server) recordings(w http.ResponseWriter, r *http.Request) error {
 	from := time.UnixMilli(ts)
 	to := from.Add(recordingsWindow)
 	out := []recording{}
-	for h, err := range s.cfg.Catalogue.Range(r.Context(), id, from, to) {
+	for h, err := range s.readers.Range(r.Context(), id, from, to) {
 		if err != nil {
 			return err
 		}

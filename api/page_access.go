@@ -71,3 +71,27 @@ func LocalHost(r *http.Request, hosts ...string) bool {
 	}
 	return false
 }
+
+// MetricsAccess serves next to the requests allowed reads (the operator's:
+// PageAccess) and to those bearing token (Authorization: Bearer, or the
+// token query parameter), when token is not empty; others get 401.
+func MetricsAccess(allowed func(*http.Request) bool, token string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if allowed(r) || token != "" && bearerOrQuery(r, token) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+		http.Error(w, "a metrics token (http.metrics_token) or an operator token is required", http.StatusUnauthorized)
+	})
+}
+
+// bearerOrQuery reports whether r carries token as a bearer token or as
+// its token query parameter (constant time).
+func bearerOrQuery(r *http.Request, token string) bool {
+	given := r.URL.Query().Get("token")
+	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		given = strings.TrimSpace(h[7:])
+	}
+	return given != "" && subtle.ConstantTimeCompare([]byte(given), []byte(token)) == 1
+}

@@ -22,6 +22,8 @@ type playerAuth struct {
 	cam    db.Camera
 	client db.Client
 	viewer viewer
+	// operator is set for the operator's token (not its player links).
+	operator bool
 }
 
 // playerAccess checks the player's authentication on each request: a
@@ -58,7 +60,7 @@ func (s *Server) playerAccess(r *http.Request) (playerAuth, error) {
 		if err != nil {
 			return playerAuth{}, err
 		}
-		return playerAuth{cam: c, client: cl, viewer: viewerOf(p)}, nil
+		return playerAuth{cam: c, client: cl, viewer: viewerOf(p), operator: p.operator}, nil
 	}
 	return playerAuth{}, fail(http.StatusUnauthorized, "player_digest or token is required")
 }
@@ -219,11 +221,15 @@ func (s *Server) vod(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limitViewer(s.playerViewerKey(r, a)); err != nil {
+		return err
+	}
 	id := camID(a.cam.ID)
 	auth := s.playerQuery(a)
 	player.VODHandler(player.VODConfig{
 		Camera:    func(*http.Request) string { return id },
-		Catalogue: s.cfg.Catalogue,
+		Catalogue: s.readers,
+		MaxRange:  s.cfg.Readers.MaxPlaylistRange,
 		Sign: func(_ context.Context, key string, _ time.Duration) (string, error) {
 			return "/api/camera/" + id + "/segment/" + path.Base(key) + "?" + auth, nil
 		},

@@ -43,6 +43,7 @@ func (s *Server) routes() []Route {
 		r("GET", "/api/v1/cameras/create", low, s.creationInfo),
 		r("POST", "/api/v1/cameras", low, s.createCamera),
 		r("PUT", "/api/v1/cameras/{id}", low, s.updateCamera),
+		r("POST", "/api/v1/cameras/{id}/push-key", low, s.rotatePushKey),
 		r("GET", "/api/v1/events", list, s.listEvents),
 		r("POST", "/api/v1/lpr/{id}/{key}", low, s.pushLPR),
 		r("GET", "/api/v4/cameras", low, s.listCameras),

@@ -102,6 +102,11 @@ type Config struct {
 	Location *time.Location
 	// MaxVideoDuration bounds downloadable videos. It defaults to 1 hour.
 	MaxVideoDuration time.Duration
+	// Videos bounds the downloadable videos each user and client asks
+	// for, and their lifetime (video_bounds.go).
+	Videos VideoLimits
+	// Readers bounds what reading recordings costs (readers.go).
+	Readers ReaderLimits
 	// LoginAttempts token requests are allowed per client address within
 	// LoginWindow, each counted when it starts and uncounted when it
 	// succeeds; LoginAccountAttempts failed ones per e-mail address. They
@@ -152,6 +157,15 @@ type Server struct {
 	// cp bounds the calls to NATS and keeps what the API shows while NATS
 	// is down (controlplane.go).
 	cp *controlPlane
+
+	// readers lists recordings for the reading routes (readersCatalogue);
+	// viewerRate bounds each viewer's listing requests.
+	readers    *catalogue.Catalogue
+	viewerRate *lprLimiter
+
+	// videoMu makes counting a client's videos and recording a new one one
+	// step on this node (video_bounds.go).
+	videoMu sync.Mutex
 }
 
 // New checks cfg and returns a Server.
@@ -194,6 +208,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxVideoDuration <= 0 {
 		cfg.MaxVideoDuration = time.Hour
 	}
+	cfg.Videos.defaults()
+	cfg.Readers.defaults()
 	if cfg.LoginAttempts <= 0 {
 		cfg.LoginAttempts = 5
 	}
@@ -228,6 +244,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, keys: keys, loc: cfg.Location, throttle: newThrottle(cfg.LoginWindow), cp: cp}
 	s.lprRate = lprRate
+	s.readers = readersCatalogue(cfg)
+	// The plate read limiter is a token bucket per key; viewers get one of
+	// their own.
+	s.viewerRate = &lprLimiter{rate: cfg.Readers.Rate, burst: float64(cfg.Readers.Burst), buckets: map[string]*lprBucket{}}
 	for _, t := range cfg.OperatorTokens {
 		if t = strings.TrimSpace(t); t != "" {
 			s.operator = append(s.operator, sha256.Sum256([]byte(t)))

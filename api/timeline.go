@@ -22,9 +22,13 @@ func (s *Server) playerTimeline(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limitViewer(s.playerViewerKey(r, a)); err != nil {
+		return err
+	}
 	id := camID(a.cam.ID)
 	player.TimelineHandler(player.TimelineConfig{
-		Catalogue: s.cfg.Catalogue,
+		Catalogue: s.readers,
+		MaxRange:  s.cfg.Readers.MaxTimelineRange,
 		Camera:    func(*http.Request) string { return id },
 		Events: func(ctx context.Context, _ string, from, to time.Time) ([]player.Event, error) {
 			evs, _, err := s.cfg.DB.Events(ctx, db.EventFilter{ClientID: a.cam.ClientID, CameraID: a.cam.ID,
@@ -56,6 +60,8 @@ func (s *Server) playerThumbs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Not rate limited: each request lists one hour's folder, and the
+	// player's preview strip asks for many hours as the pointer sweeps.
 	id := camID(a.cam.ID)
 	player.ThumbsHandler(player.ThumbsConfig{
 		Catalogue: s.cfg.Catalogue,

@@ -70,6 +70,10 @@ func (a *App) startAPI(ctx context.Context) error {
 		LiveURLExpiry: time.Duration(cfg.Security.LiveURLExpiry), TrustedProxies: a.trustedProxies(),
 		AllowPrivateNetworks: cfg.Ingest.AllowPrivateNetworks, BodyLimit: int64(cfg.API.BodyLimit),
 		DigestGrace: time.Duration(cfg.API.DigestGrace), Location: loc, MaxVideoDuration: time.Duration(cfg.API.MaxVideoDuration),
+		Readers: api.ReaderLimits{Rate: cfg.API.ViewerRate, Burst: cfg.API.ViewerBurst, MaxTimelineRange: time.Duration(cfg.API.MaxTimelineRange),
+			MaxPlaylistRange: time.Duration(cfg.API.MaxPlaylistRange), ListingCache: cfg.API.ListingCache, ListingCacheTTL: time.Duration(cfg.API.ListingCacheTTL)},
+		Videos: api.VideoLimits{RunningPerUser: cfg.Export.MaxRunningPerUser, RunningPerClient: cfg.Export.MaxRunningPerClient,
+			PerUserHour: cfg.Export.MaxPerUserHour, PerClientHour: cfg.Export.MaxPerClientHour, MaxAge: time.Duration(cfg.Export.MaxAge)},
 		LoginAttempts: cfg.API.LoginAttempts, LoginAccountAttempts: cfg.API.LoginAccountAttempts,
 		LoginWindow:  time.Duration(cfg.API.LoginWindow),
 		LPR:          api.LPRConfig{BodyLimit: int64(cfg.API.LPRBodyLimit), Rate: cfg.API.LPRRate, Burst: cfg.API.LPRBurst},
@@ -94,7 +98,10 @@ func (a *App) startAPI(ctx context.Context) error {
 	a.api.repairDone = make(chan struct{})
 	go func() { // exits when stopEvents is called (Close)
 		defer close(a.api.repairDone)
+		expired := make(chan struct{})
+		go func() { defer close(expired); srv.RunVideoExpiry(evCtx, api.VideoExpiryInterval) }()
 		srv.RunRegistryRepair(evCtx, api.RegistryRepairInterval)
+		<-expired
 	}()
 	go func() { // exits when stopEvents is called (Close)
 		defer close(a.api.eventsDone)
@@ -247,6 +254,14 @@ func (e apiExporter) Submit(ctx context.Context, j api.Job) error {
 	}
 	_, err = e.jobs.Submit(ctx, export.Job{ID: id, Camera: j.Camera, StartMs: j.StartMs, EndMs: j.EndMs, Description: j.Description, Codec: j.Codec})
 	return err
+}
+
+func (e apiExporter) Remove(ctx context.Context, id string) error {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return fmt.Errorf("export job: bad id %q", id)
+	}
+	return e.jobs.Remove(ctx, n)
 }
 
 func (e apiExporter) State(ctx context.Context, id string) (api.JobState, error) {

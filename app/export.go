@@ -33,7 +33,6 @@ func (a *App) startExport(ctx context.Context) error {
 		Node:          a.cfg.NodeID,
 		MaxConcurrent: a.cfg.Export.MaxConcurrent,
 		MaxRange:      time.Duration(a.cfg.Export.MaxRange),
-		MaxAge:        time.Duration(a.cfg.Export.MaxAge),
 		Thumbnail:     thumb,
 		SignKey:       a.exportSignKey(),
 		H264:          a.segmentH264(),

@@ -31,7 +31,7 @@ func (a *App) serveHTTP() {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", a.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", api.MetricsAccess(a.readyzDetails, a.cfg.HTTP.MetricsToken, promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{})))
 	if a.media != nil {
 		mux.Handle("GET /media/", http.StripPrefix("/media", a.media))
 	}

@@ -66,7 +66,7 @@ func rejected(t *testing.T, a *App, reason string) string {
 	nc := dialFrom(t, a, "127.0.0.9")
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(nc, "GET /metrics HTTP/1.1\r\nHost: vigia\r\nConnection: close\r\n\r\n")
+	fmt.Fprintf(nc, "GET /metrics?token=%s HTTP/1.1\r\nHost: vigia\r\nConnection: close\r\n\r\n", testOperator)
 	res, err := http.ReadResponse(bufio.NewReader(nc), nil)
 	if err != nil {
 		return "unreachable"

@@ -74,7 +74,7 @@ func (a *App) newSweeper(lease, cameras string, cams func(context.Context) ([]re
 		Interval:     time.Duration(a.cfg.Retention.SweepInterval),
 		Poll:         poll,
 		Lifecycle:    a.cfg.Retention.Lifecycle,
-		VideosMaxAge: time.Duration(a.cfg.Export.MaxAge),
+		VideosMaxAge: 0, // no lifecycle rule on videos/: the API expires them, reading the legal holds
 		Log:          a.log.With(zap.String("component", "retention"), zap.String("cameras", cameras)),
 	})
 	if err != nil {

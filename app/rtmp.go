@@ -44,6 +44,7 @@ func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
 		OnRejected:    a.rejectedConnections("rtmp", rtmp.RejectedReasons),
 		OnDecodeError: decodeErr,
 		Claim:         a.claimPush,
+		KeyGen:        a.pushKeyGen,
 		Log:           rtmpLog,
 	})
 	reg := ingest.Registry{
@@ -81,6 +82,16 @@ func (a *App) PushURL(camera string) string {
 		port = 1935
 	}
 	return rtmp.PushURL(host, port, a.secret, camera)
+}
+
+// pushKeyGen is the generation of a push camera's stream key in the
+// registry (0 for a camera it does not hold).
+func (a *App) pushKeyGen(ctx context.Context, camera string) (int, error) {
+	if a.bus == nil {
+		return 0, nil
+	}
+	c, _, err := a.bus.GetCamera(ctx, camera)
+	return c.PushKeyGen, err
 }
 
 // claimPush moves a push camera to this node when its publisher connects

@@ -266,6 +266,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 func (r *run) startRecorder(ctx context.Context) error {
 	cfg := config.Default()
 	cfg.NodeID = "bench"
+	cfg.HTTP.MetricsToken = benchMetricsToken
 	cfg.DataDir = filepath.Join(r.dir, "data")
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.NATS.Listen = "127.0.0.1:0"

@@ -18,6 +18,9 @@ type sample struct {
 	value  float64
 }
 
+// benchMetricsToken is the http.metrics_token of the recorder a run starts.
+const benchMetricsToken = "bench-metrics-token-0123456789abcdef"
+
 // scrapeMetrics fetches and parses the node's /metrics.
 func scrapeMetrics(ctx context.Context, url string) ([]sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -26,6 +29,7 @@ func scrapeMetrics(ctx context.Context, url string) ([]sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	req.Header.Set("Authorization", "Bearer "+benchMetricsToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)

@@ -2,6 +2,7 @@ package camera
 
 import (
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/vigia/vigia/sign"
@@ -50,12 +51,32 @@ func isSharedOrReserved(ip netip.Addr) bool {
 // cluster secret can compute it, so one camera's key tells nothing about
 // another's.
 func PushKey(k *sign.Keys, id string) string {
-	return k.Sign(sign.RTMPKey, time.Time{}, id)
+	return PushKeyGen(k, id, 0)
+}
+
+// PushKeyGen returns the stream key of the camera id at key generation
+// gen (Config.PushKeyGen): PushKey's for 0, the signature of the id and
+// the generation after each rotation, so rotating one camera's key
+// changes no other's.
+func PushKeyGen(k *sign.Keys, id string, gen int) string {
+	if gen == 0 {
+		return k.Sign(sign.RTMPKey, time.Time{}, id)
+	}
+	return k.Sign(sign.RTMPKey, time.Time{}, id, "gen", strconv.Itoa(gen))
 }
 
 // CheckPushKey reports whether key is the stream key of the camera id
 // under k's current secret or, until the end of a rotation's overlap (now
 // decides), its previous one; in constant time.
 func CheckPushKey(k *sign.Keys, id, key string, now time.Time) bool {
-	return k.Verify(sign.RTMPKey, key, time.Time{}, now, id)
+	return CheckPushKeyGen(k, id, key, 0, now)
+}
+
+// CheckPushKeyGen is CheckPushKey for the key generation gen: a key of
+// another generation is refused.
+func CheckPushKeyGen(k *sign.Keys, id, key string, gen int, now time.Time) bool {
+	if gen == 0 {
+		return k.Verify(sign.RTMPKey, key, time.Time{}, now, id)
+	}
+	return k.Verify(sign.RTMPKey, key, time.Time{}, now, id, "gen", strconv.Itoa(gen))
 }

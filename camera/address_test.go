@@ -98,3 +98,27 @@ func TestPushKey(t *testing.T) {
 		t.Error("keys are not made under the current secret")
 	}
 }
+
+// TestPushKeyGen: each generation of a camera's stream key verifies only
+// for itself; generation 0 is PushKey's.
+func TestPushKeyGen(t *testing.T) {
+	k, err := sign.New([]byte("a secret for key generations 0123"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if PushKeyGen(k, "cam1", 0) != PushKey(k, "cam1") {
+		t.Fatal("generation 0 is not PushKey's")
+	}
+	for g := 0; g < 3; g++ {
+		key := PushKeyGen(k, "cam1", g)
+		for h := 0; h < 3; h++ {
+			if CheckPushKeyGen(k, "cam1", key, h, now) != (g == h) {
+				t.Errorf("key of generation %d checked against %d: %v", g, h, g != h)
+			}
+		}
+		if CheckPushKeyGen(k, "cam2", key, g, now) {
+			t.Errorf("generation %d: another camera's key accepted", g)
+		}
+	}
+}

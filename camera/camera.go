@@ -60,6 +60,10 @@ type Config struct {
 	// (static and synthetic cameras), which may reach private addresses.
 	// The API never sets it.
 	Trusted bool `json:"trusted,omitempty"`
+
+	// PushKeyGen is the generation of an RTMP push camera's stream key
+	// (PushKeyGen), counted up by each rotation; 0 before any.
+	PushKeyGen int `json:"push_key_gen,omitempty"`
 }
 
 // ErrInvalid is returned for a record that cannot be recorded.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/vigia/vigia/status"
@@ -43,6 +44,15 @@ type Config struct {
 	// defaults to 6.
 	ListAhead int
 
+	// HourCache, when positive, bounds the listings of past hours kept
+	// (hourcache.go), in listings plus their segments and gap records;
+	// 0 keeps none. Only readers that may see a listing HourCacheTTL old
+	// should use a catalogue with it (WithHourCache).
+	HourCache int
+	// HourCacheTTL is how long a past hour's listing is used. It defaults
+	// to DefaultHourCacheTTL.
+	HourCacheTTL time.Duration
+
 	// Now is the clock. It defaults to time.Now.
 	Now func() time.Time
 }
@@ -52,6 +62,7 @@ type Config struct {
 type Catalogue struct {
 	cfg   Config
 	inits *initCache
+	hours *hourCache // nil when off
 }
 
 // New returns a Catalogue.
@@ -71,7 +82,32 @@ func New(cfg Config) *Catalogue {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Catalogue{cfg: cfg, inits: newInitCache(cfg.InitCache)}
+	if cfg.HourCacheTTL <= 0 {
+		cfg.HourCacheTTL = DefaultHourCacheTTL
+	}
+	c := &Catalogue{cfg: cfg, inits: newInitCache(cfg.InitCache)}
+	if cfg.HourCache > 0 {
+		c.hours = newHourCache(cfg.HourCache, cfg.HourCacheTTL)
+	}
+	return c
+}
+
+// WithHourCache returns a catalogue on the same store, sharing c's init
+// sizes, that keeps the listings of past hours (max as Config.HourCache,
+// 0 meaning DefaultHourCache; ttl as Config.HourCacheTTL): for readers
+// (timelines, playlists) that may see a listing ttl old, never for those
+// that decide on it (holds, exports, a recorder's last segment).
+func (c *Catalogue) WithHourCache(max int, ttl time.Duration) *Catalogue {
+	if max <= 0 {
+		max = DefaultHourCache
+	}
+	if ttl <= 0 {
+		ttl = DefaultHourCacheTTL
+	}
+	cc := *c
+	cc.cfg.HourCache, cc.cfg.HourCacheTTL = max, ttl
+	cc.hours = newHourCache(max, ttl)
+	return &cc
 }
 
 // Store returns the store the catalogue lists.
@@ -131,8 +167,27 @@ type Hour struct {
 	Gaps     []GapRecord
 }
 
-// listHour lists the hour folder of camera holding t.
+// listHour lists the hour folder of camera holding t; a past hour's
+// listing may come from the hour cache.
 func (c *Catalogue) listHour(ctx context.Context, camera string, t time.Time) (Hour, error) {
+	start := t.UTC().Truncate(time.Hour)
+	now := c.cfg.Now()
+	past := c.hours != nil && now.Sub(start.Add(time.Hour)) > c.cfg.MaxSegment+hourSettle
+	k := hourKey{camera: camera, hour: start.Unix()}
+	if past {
+		if h, ok := c.hours.get(k, now); ok {
+			return h, nil
+		}
+	}
+	h, err := c.listHourStore(ctx, camera, t)
+	if err == nil && past {
+		c.hours.put(k, Hour{Start: h.Start, Segments: slices.Clone(h.Segments), Gaps: slices.Clone(h.Gaps)}, now)
+	}
+	return h, err
+}
+
+// listHourStore lists the hour folder of camera holding t from the store.
+func (c *Catalogue) listHourStore(ctx context.Context, camera string, t time.Time) (Hour, error) {
 	h := Hour{Start: t.UTC().Truncate(time.Hour)}
 	prefix := storage.SegmentPrefix(camera, t)
 	if prefix == "" {

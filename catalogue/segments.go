@@ -96,7 +96,7 @@ func (c *Catalogue) LastBefore(ctx context.Context, camera string, t time.Time, 
 	}
 	tm := t.UnixMilli()
 	for h := t.UTC().Truncate(time.Hour); !h.Before(t.Add(-within).UTC().Truncate(time.Hour)); h = h.Add(-time.Hour) {
-		hour, err := c.listHour(ctx, camera, h)
+		hour, err := c.listHourStore(ctx, camera, h) // never a kept listing: recorders decide on it
 		if err != nil {
 			return last, err
 		}

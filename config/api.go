@@ -13,6 +13,12 @@ type APIConfig struct {
 	LPRBodyLimit         Size           `yaml:"lpr_body_limit" default:"4MiB" doc:"Largest plate read a camera may push to its lpr_url, pictures included; a larger one is answered 413 (docs/events.md)."`
 	LPRRate              float64        `yaml:"lpr_rate" default:"5" doc:"Plate reads per second one camera may push on average; more are answered 429 with Retry-After."`
 	LPRBurst             int            `yaml:"lpr_burst" default:"20" doc:"Plate reads one camera may push at once before api.lpr_rate applies."`
+	ViewerRate           float64        `yaml:"viewer_rate" default:"10" doc:"Listing, timeline and playlist requests per second one viewer (a user; an address for the operator's player links) may make on average; more are answered 429 with Retry-After (docs/security.md, Readers' cost). The operator token is not limited."`
+	ViewerBurst          int            `yaml:"viewer_burst" default:"60" doc:"Listing, timeline and playlist requests one viewer may make at once before api.viewer_rate applies."`
+	MaxTimelineRange     Duration       `yaml:"max_timeline_range" default:"168h" doc:"Longest range of one player timeline request; a longer one is answered 400. The player's widest window is 7 days."`
+	MaxPlaylistRange     Duration       `yaml:"max_playlist_range" default:"24h" doc:"Longest range of one recorded playlist (vod.m3u8); a longer one is answered 400. The player asks for about 2 hours."`
+	ListingCache         int            `yaml:"listing_cache" default:"200000" doc:"Past hours' recording listings the API keeps for timelines, playlists and recordings, counted in listings plus their segments and gap records (about 25 MB by default); 0 keeps none."`
+	ListingCacheTTL      Duration       `yaml:"listing_cache_ttl" default:"5m" doc:"How long a kept listing of a past hour is used: a segment uploaded late into a past hour, or one deleted by retention, shows in timelines, playlists and recordings at most this late."`
 	HistoryDays          string         `yaml:"history_days" default:"1,3,7,15,30,60,90" doc:"Comma-separated history_days values offered by the camera creation info."`
 	Manufacturers        []Manufacturer `yaml:"manufacturers,omitempty" doc:"Camera manufacturers of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`
 	CameraModels         []CameraModel  `yaml:"camera_models,omitempty" doc:"Camera models of the creation info. Empty uses the built-in list (docs/api.md). Set in the file only."`

@@ -53,6 +53,7 @@ type HTTPConfig struct {
 	MaxConnections           int      `yaml:"max_connections" default:"4096" doc:"Connections the HTTP interface holds at once; past it new ones are closed at once and counted in vigia_rejected_connections_total."`
 	MaxConnectionsPerAddress int      `yaml:"max_connections_per_address" default:"256" doc:"Connections from one address (an IPv6 /64 counts as one address); past it new ones from that address are closed at once and counted. Connections from http.trusted_proxies are not capped per address (every client comes through them). 0: no limit, for a node behind a load balancer not listed in http.trusted_proxies."`
 	TrustedProxies           string   `yaml:"trusted_proxies" doc:"Comma-separated addresses or CIDRs (10.0.0.0/8, 127.0.0.1) of the reverse proxies in front of this node. The client address of a request from one of them is read from X-Forwarded-For (the nearest address not in the list); X-Forwarded-For from any other peer is ignored. Empty: the peer address is the client address."`
+	MetricsToken             string   `yaml:"metrics_token" secret:"true" doc:"Token a metrics scraper sends (Authorization: Bearer, or ?token=) to read /metrics; an operator token is also accepted, and on a serve node a client on this machine needs none. Without a token /metrics answers 401 (docs/metrics.md). /healthz needs no token."`
 	CORSOrigins              string   `yaml:"cors_origins" doc:"Comma-separated origins (https://host[:port]) of pages allowed to read this node's live video cross-origin (LL-HLS and WHEP): in a cluster, the public URLs of the nodes serving the API's player page. The origin of http.public_url is always allowed, and pages on this machine (localhost, loopback addresses) when http.public_url is on a loopback host; no other site's page is (no Access-Control-Allow-Origin: *)."`
 }
 
@@ -177,7 +178,12 @@ type ExportConfig struct {
 	Enabled       bool     `yaml:"enabled" default:"true" doc:"Run downloadable video jobs from the vigia.jobs.export work queue on this node."`
 	MaxRange      Duration `yaml:"max_range" default:"24h" doc:"Longest time range of one downloadable video."`
 	MaxConcurrent int      `yaml:"max_concurrent" default:"2" doc:"Downloadable video jobs this node runs at once."`
-	MaxAge        Duration `yaml:"max_age" default:"0s" doc:"Downloadable videos are removed this long after they are made; 0 keeps them until removed."`
+	MaxAge        Duration `yaml:"max_age" default:"720h" doc:"Downloadable videos are removed (row, file, thumbnail, manifest and signature) this long after they are asked for, unless a legal hold covers them; 0 keeps them until removed."`
+	// The bounds of what one user or client may ask for (docs/security.md).
+	MaxRunningPerUser   int `yaml:"max_running_per_user" default:"2" doc:"Downloadable videos one user may have in the making at once; past it the API answers 429 naming this key. The operator is not bounded."`
+	MaxRunningPerClient int `yaml:"max_running_per_client" default:"8" doc:"Downloadable videos the users of one client may have in the making at once; past it 429."`
+	MaxPerUserHour      int `yaml:"max_per_user_hour" default:"20" doc:"Downloadable videos one user may ask for in any hour (removed ones count); past it 429."`
+	MaxPerClientHour    int `yaml:"max_per_client_hour" default:"60" doc:"Downloadable videos the users of one client may ask for in any hour; past it 429."`
 }
 
 // validateRetentionExport checks the retention and export sections.
@@ -195,5 +201,14 @@ func (c *Config) validateRetentionExport(v *validator) {
 	}
 	if c.Export.MaxAge < 0 {
 		v.add("export.max_age", fmt.Errorf("%w %s (want 0 or more)", ErrInvalidValue, c.Export.MaxAge))
+	}
+	for _, b := range []struct {
+		key string
+		n   int
+	}{{"export.max_running_per_user", c.Export.MaxRunningPerUser}, {"export.max_running_per_client", c.Export.MaxRunningPerClient},
+		{"export.max_per_user_hour", c.Export.MaxPerUserHour}, {"export.max_per_client_hour", c.Export.MaxPerClientHour}} {
+		if b.n < 1 {
+			v.add(b.key, fmt.Errorf("%w %d (want 1 or more)", ErrInvalidValue, b.n))
+		}
 	}
 }

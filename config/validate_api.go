@@ -15,6 +15,15 @@ func (c *Config) validateAPI(v *validator) {
 	}
 	v.positive("api.max_video_duration", a.MaxVideoDuration)
 	v.positive("api.login_window", a.LoginWindow)
+	v.positive("api.max_timeline_range", a.MaxTimelineRange)
+	v.positive("api.max_playlist_range", a.MaxPlaylistRange)
+	v.positive("api.listing_cache_ttl", a.ListingCacheTTL)
+	if a.ViewerRate <= 0 || a.ViewerBurst < 1 {
+		v.add("api.viewer_rate", fmt.Errorf("%w: rate %g and burst %d (want more than 0 and 1 or more)", ErrInvalidValue, a.ViewerRate, a.ViewerBurst))
+	}
+	if a.ListingCache < 0 {
+		v.add("api.listing_cache", fmt.Errorf("%w %d (want 0 or more)", ErrInvalidValue, a.ListingCache))
+	}
 	if a.DigestGrace < 0 {
 		v.add("api.digest_grace", fmt.Errorf("%w %s (want 0 or more)", ErrInvalidValue, a.DigestGrace))
 	}

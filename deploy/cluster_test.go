@@ -131,18 +131,18 @@ func TestMakeCluster(t *testing.T) {
 	testenv.WaitFor(t, 30*time.Second, "vigia_cameras{status=ONLINE} of the remaining recorders to sum to 20", func() bool {
 		sum := 0.0
 		for _, u := range recURLs {
-			sum += scrapeMetrics(t, u+"/metrics").value(`vigia_cameras{status="ONLINE"}`)
+			sum += scrapeMetrics(t, u+"/metrics?token="+c.env["OPERATOR_TOKEN"]).value(`vigia_cameras{status="ONLINE"}`)
 		}
 		return sum == clusterCameras
 	})
 	for _, u := range recURLs {
-		s := scrapeMetrics(t, u+"/metrics")
+		s := scrapeMetrics(t, u+"/metrics?token="+c.env["OPERATOR_TOKEN"])
 		s.check(t, u, recorderMetrics)
 		if s.value("vigia_segments_stored_total") == 0 || s.value("vigia_received_frames_total") == 0 {
 			t.Errorf("%s: no segment stored or frame received according to /metrics", u)
 		}
 	}
-	api := scrapeMetrics(t, c.env["API_URL"]+"/metrics")
+	api := scrapeMetrics(t, c.env["API_URL"]+"/metrics?token="+c.env["OPERATOR_TOKEN"])
 	api.check(t, "api", apiMetrics)
 	if v := api.value(`vigia_http_requests_total{code="200",route="GET /api/v4/cameras"}`); v == 0 {
 		t.Errorf("api: vigia_http_requests_total does not count the camera listings")

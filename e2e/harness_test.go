@@ -78,6 +78,7 @@ func startApp(t *testing.T, c *config.Config, log *zap.Logger) *app.App {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	withMetricsToken(c)
 	a, err := app.New(ctx, c, app.Mode{Name: "test", Recorder: true}, log)
 	if err != nil {
 		t.Fatal(err)

@@ -416,14 +416,14 @@ func (c *natsCluster) startRecorder(t *testing.T, bin, id, shared string) *fault
 	fr.url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	yaml := fmt.Sprintf(`node_id: %s
 data_dir: %s
-http: {addr: "127.0.0.1:%d"}
+http: {addr: "127.0.0.1:%d", metrics_token: %q}
 nats: {url: %q, replicas: 3}
 security: {secret: %q}
 storage: {backend: fs, path: %q}
 ingest: {backoff_max: 2s}
 rtmp: {addr: "127.0.0.1:0"}
 recording: {segment_duration: 2s}
-`, id, dir, port, strings.Join(urls, ","), clusterSecret, shared)
+`, id, dir, port, e2eMetricsToken, strings.Join(urls, ","), clusterSecret, shared)
 	f := filepath.Join(dir, "vigia.yaml")
 	if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)

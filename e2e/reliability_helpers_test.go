@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/segmenter"
 	"github.com/vigia/vigia/storage"
 )
@@ -26,14 +27,33 @@ func longTest(t *testing.T) {
 	}
 }
 
-// scrapeMetrics reads a Prometheus text page into name{labels} → value.
+// e2eMetricsToken is the http.metrics_token of the nodes the tests start.
+const e2eMetricsToken = "e2e-metrics-token-0123456789abcdef"
+
+// withMetricsToken gives c the tests' metrics token unless it has one.
+func withMetricsToken(c *config.Config) {
+	if c.HTTP.MetricsToken == "" {
+		c.HTTP.MetricsToken = e2eMetricsToken
+	}
+}
+
+// scrapeMetrics reads a node's /metrics, with the tests' metrics token,
+// into name{labels} → value.
 func scrapeMetrics(t *testing.T, url string) map[string]float64 {
 	t.Helper()
-	res, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e2eMetricsToken)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
 	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("metrics: %s answered %s", url, res.Status)
+	}
 	return parseMetrics(res.Body)
 }
 

@@ -19,6 +19,7 @@ func startAppMode(t *testing.T, c *config.Config, mode app.Mode, log *zap.Logger
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	withMetricsToken(c)
 	a, err := app.New(ctx, c, mode, log)
 	if err != nil {
 		t.Fatal(err)

@@ -88,13 +88,28 @@ func TestSecretHygiene(t *testing.T) {
 
 	exposed := map[string]string{"logs": logs.String()}
 	for _, path := range []string{"/metrics", "/", "/readyz", "/healthz", "/recordings/locked"} {
-		res, err := http.Get(a.URL() + path)
+		req, err := http.NewRequest(http.MethodGet, a.URL()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+e2eMetricsToken) // /metrics is read as a scraper does
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		exposed[path] = string(b)
+	}
+	// Without a token /metrics names nothing (camera ids, storage).
+	if res, err := http.Get(a.URL() + "/metrics"); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized || strings.Contains(string(b), "vigia_") {
+			t.Errorf("/metrics without a token answered %d: %.200s", res.StatusCode, b)
+		}
 	}
 	if !strings.Contains(exposed["/metrics"], "vigia_segments_stored_total") {
 		t.Error("/metrics lacks the recorder metrics")

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/ingest"
@@ -46,6 +47,10 @@ func (r *Recorder) resolve(c camera.Config) (ingest.Camera, error) {
 // false for cameras with a URL of their own.
 func (r *Recorder) pushOrP2PURL(c camera.Config) (u string, ok bool, err error) {
 	switch {
+	case c.ConnectionType == camera.RTMP && c.SealedURL == "" && c.PushKeyGen > 0:
+		// The generation in the URL restarts the camera when its key is
+		// rotated, ending the session opened with the old key.
+		return "rtmp-push:?key_gen=" + strconv.Itoa(c.PushKeyGen), true, nil
 	case c.ConnectionType == camera.RTMP && c.SealedURL == "":
 		return "rtmp-push:", true, nil
 	case c.ConnectionType == camera.P2P:

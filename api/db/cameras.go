@@ -27,20 +27,23 @@ type Camera struct {
 	P2PSerial         string
 	SealedP2PPassword string
 	Sound             int
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// PushKeyGen is the generation of an RTMP push camera's stream key,
+	// counted up by RotatePushKey; UpdateCamera leaves it.
+	PushKeyGen int
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 const cameraCols = `id, client_id, description, camera_address, latitude, longitude, connection_type, resolution_id,
 	history_days, channel, model_id, dns, port, cam_user, stream, sealed_url, p2p_serial, sealed_p2p_password, sound,
-	created_at, updated_at`
+	push_key_gen, created_at, updated_at`
 
 func scanCamera(sc interface{ Scan(...any) error }) (Camera, error) {
 	var c Camera
 	var ca, ua int64
 	err := sc.Scan(&c.ID, &c.ClientID, &c.Description, &c.CameraAddress, &c.Latitude, &c.Longitude, &c.ConnectionType,
 		&c.ResolutionID, &c.HistoryDays, &c.Channel, &c.ModelID, &c.DNS, &c.Port, &c.User, &c.Stream, &c.SealedURL,
-		&c.P2PSerial, &c.SealedP2PPassword, &c.Sound, &ca, &ua)
+		&c.P2PSerial, &c.SealedP2PPassword, &c.Sound, &c.PushKeyGen, &ca, &ua)
 	c.CreatedAt, c.UpdatedAt = time.UnixMilli(ca), time.UnixMilli(ua)
 	return c, classify(err)
 }
@@ -140,7 +143,7 @@ func (d *DB) AllCameras(ctx context.Context, fn func(c Camera, clientBlocked boo
 		var blocked int
 		if err := rows.Scan(&c.ID, &c.ClientID, &c.Description, &c.CameraAddress, &c.Latitude, &c.Longitude, &c.ConnectionType,
 			&c.ResolutionID, &c.HistoryDays, &c.Channel, &c.ModelID, &c.DNS, &c.Port, &c.User, &c.Stream, &c.SealedURL,
-			&c.P2PSerial, &c.SealedP2PPassword, &c.Sound, &ca, &ua, &blocked); err != nil {
+			&c.P2PSerial, &c.SealedP2PPassword, &c.Sound, &c.PushKeyGen, &ca, &ua, &blocked); err != nil {
 			return err
 		}
 		c.CreatedAt, c.UpdatedAt = time.UnixMilli(ca), time.UnixMilli(ua)
@@ -156,4 +159,17 @@ func (d *DB) AllCameras(ctx context.Context, fn func(c Camera, clientBlocked boo
 		}
 	}
 	return nil
+}
+
+// RotatePushKey counts up the generation of camera id's stream key and
+// returns the camera as it is then.
+func (d *DB) RotatePushKey(ctx context.Context, id int64, at time.Time) (Camera, error) {
+	res, err := d.exec(ctx, `UPDATE cameras SET push_key_gen = push_key_gen + 1, updated_at = ? WHERE id = ?`, at.UnixMilli(), id)
+	if err != nil {
+		return Camera{}, fmt.Errorf("rotate push key of camera %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Camera{}, fmt.Errorf("rotate push key of camera %d: %w", id, ErrNotFound)
+	}
+	return d.Camera(ctx, id)
 }

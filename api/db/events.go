@@ -16,7 +16,7 @@ type Event struct {
 	Type              int
 	At                time.Time
 	ImageKey          string
-	CameraDescription string // filled by Events
+	CameraDescription string // filled by Events while the camera is the event's client's
 }
 
 // AddEvent stores e once: a second event with the same UID is ignored and
@@ -65,7 +65,7 @@ func (d *DB) Events(ctx context.Context, f EventFilter) ([]Event, int, error) {
 		return nil, 0, fmt.Errorf("count events: %w", classify(err))
 	}
 	rows, err := d.query(ctx, `SELECT e.id, e.event_uid, e.camera_id, e.client_id, e.event_type, e.event_at, e.image_key,
-		COALESCE(c.description, '') FROM events e LEFT JOIN cameras c ON c.id = e.camera_id`+where+
+		COALESCE(c.description, '') FROM events e LEFT JOIN cameras c ON c.id = e.camera_id AND c.client_id = e.client_id`+where+
 		` ORDER BY e.event_at DESC, e.id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list events: %w", err)

@@ -131,6 +131,18 @@ var migrations = []string{
 		camera_id BIGINT NOT NULL PRIMARY KEY,
 		days INTEGER NOT NULL
 	);`,
+	// 6: the downloadable videos asked for in the last hours, by client
+	// and user, removed ones included (the hourly bounds count them); the
+	// generation of each RTMP push camera's stream key.
+	`CREATE TABLE video_requests (
+		id {{id}},
+		client_id BIGINT NOT NULL,
+		user_id BIGINT NOT NULL,
+		requested_at BIGINT NOT NULL
+	);
+	CREATE INDEX video_requests_client ON video_requests (client_id, requested_at);
+	CREATE INDEX video_requests_time ON video_requests (requested_at);
+	ALTER TABLE cameras ADD COLUMN push_key_gen INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // migrate creates the version table and applies the migrations not yet

@@ -121,3 +121,66 @@ func (d *DB) DeleteVideo(ctx context.Context, id int64) error {
 	}
 	return nil
 }
+
+// VideosMaking returns the videos of clientID recorded as in the making
+// (VideoCreating), oldest first, at most limit.
+func (d *DB) VideosMaking(ctx context.Context, clientID int64, limit int) ([]Video, error) {
+	rows, err := d.query(ctx, `SELECT `+videoCols+` FROM videos WHERE client_id = ? AND status = ? ORDER BY id LIMIT ?`,
+		clientID, VideoCreating, limit)
+	if err != nil {
+		return nil, fmt.Errorf("videos in the making: %w", err)
+	}
+	defer rows.Close()
+	var out []Video
+	for rows.Next() {
+		v, err := scanVideo(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, classify(rows.Err())
+}
+
+// VideosExpired returns videos asked for before t, oldest first, at most
+// limit.
+func (d *DB) VideosExpired(ctx context.Context, t time.Time, limit int) ([]Video, error) {
+	rows, err := d.query(ctx, `SELECT `+videoCols+` FROM videos WHERE created_at < ? ORDER BY created_at, id LIMIT ?`, t.UnixMilli(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("expired videos: %w", err)
+	}
+	defer rows.Close()
+	var out []Video
+	for rows.Next() {
+		v, err := scanVideo(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, classify(rows.Err())
+}
+
+// AddVideoRequest records that a user of clientID asked for a video at
+// at, and forgets the requests older than keep before it.
+func (d *DB) AddVideoRequest(ctx context.Context, clientID, userID int64, at time.Time, keep time.Duration) error {
+	if _, err := d.exec(ctx, `DELETE FROM video_requests WHERE requested_at < ?`, at.Add(-keep).UnixMilli()); err != nil {
+		return fmt.Errorf("video requests: %w", err)
+	}
+	if _, err := d.exec(ctx, `INSERT INTO video_requests (client_id, user_id, requested_at) VALUES (?, ?, ?)`,
+		clientID, userID, at.UnixMilli()); err != nil {
+		return fmt.Errorf("video requests: %w", err)
+	}
+	return nil
+}
+
+// VideoRequests counts the videos asked for since t by the users of
+// clientID, and by userID among them.
+func (d *DB) VideoRequests(ctx context.Context, clientID, userID int64, since time.Time) (client, user int, err error) {
+	err = d.queryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN user_id = ? THEN 1 ELSE 0 END), 0)
+		FROM video_requests WHERE client_id = ? AND requested_at >= ?`, userID, clientID, since.UnixMilli()).Scan(&client, &user)
+	if err != nil {
+		return 0, 0, fmt.Errorf("video requests: %w", classify(err))
+	}
+	return client, user, nil
+}

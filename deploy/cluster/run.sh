@@ -242,7 +242,7 @@ cluster running: MinIO, NATS (3 servers, replicas 3), API, $CLUSTER_RECORDERS re
   API           $API_URL  (user api_token: $API_TOKEN)
                 curl '$API_URL/api/v4/cameras?token=$API_TOKEN' | jq '.'
   cameras       $VIGIA_BIN cameras --nats.url $NATS_URL
-  recorders    $(for u in $RECORDER_URLS; do printf ' %s/metrics' "$u"; done)
+  recorders    $(for u in $RECORDER_URLS; do printf ' %s/metrics?token=%s' "$u" "$OPERATOR_TOKEN"; done)
   NATS          $NATS_URL
   MinIO         http://127.0.0.1:$MINIO_PORT  bucket vigia  (user $MINIO_USER, password in $CLUSTER_DIR/cluster.env)
   logs          $LOGS

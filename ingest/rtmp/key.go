@@ -1,6 +1,7 @@
 package rtmp
 
 import (
+	"context"
 	"net"
 	"net/url"
 	"strconv"
@@ -38,6 +39,37 @@ func CheckKey(secret []byte, id, key string) bool {
 // rotation's overlap (now decides), its previous one.
 func CheckKeyOf(k *sign.Keys, id, key string, now time.Time) bool {
 	return camera.CheckPushKey(k, id, key, now)
+}
+
+// keyGenTimeout bounds one KeyGen call.
+const keyGenTimeout = 2 * time.Second
+
+// checkKey reports whether key is the stream key of camera id at the key
+// generation the registry names (ServerConfig.KeyGen).
+func (s *Server) checkKey(id, key string) bool {
+	return camera.CheckPushKeyGen(s.cfg.Keys, id, key, s.keyGen(id), time.Now())
+}
+
+// keyGen returns the generation of camera id's stream key: KeyGen's, or
+// when it fails the last one it gave.
+func (s *Server) keyGen(id string) int {
+	if s.cfg.KeyGen == nil {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), keyGenTimeout)
+	defer cancel()
+	gen, err := s.cfg.KeyGen(ctx, id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err != nil:
+		return s.gens[id]
+	case gen == 0:
+		delete(s.gens, id)
+	default:
+		s.gens[id] = gen
+	}
+	return gen
 }
 
 // PushURL returns the URL a camera publishes to (the spec's rtmp_url):

@@ -121,6 +121,14 @@ type ServerConfig struct {
 	// up to Hold for the camera's source.
 	Claim func(ctx context.Context, camera string) error
 
+	// KeyGen, optional, returns the generation of camera's stream key
+	// (camera.Config.PushKeyGen) from the camera registry. A key of another
+	// generation is refused. When it fails, the generation last read for
+	// the camera (0 if none) is used, so a camera reconnecting while the
+	// registry is unreachable keeps recording. Without it every key is of
+	// generation 0.
+	KeyGen func(ctx context.Context, camera string) (int, error)
+
 	// MaxConns caps the connections open at once, authenticated or not.
 	// It defaults to 1024.
 	MaxConns int
@@ -165,6 +173,7 @@ type Server struct {
 	listenErr error
 	closed    bool
 	slots     map[string]*slot
+	gens      map[string]int // key generations last read (KeyGen), those above 0
 	conns     map[net.Conn]struct{}
 	wg        sync.WaitGroup
 	done      chan struct{}
@@ -207,7 +216,7 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	preAuth := cfg.PreAuth
 	preAuth.Budget = wire.NewBudget(cfg.PreAuthBudget)
-	return &Server{cfg: cfg, slots: map[string]*slot{}, conns: map[net.Conn]struct{}{}, done: make(chan struct{}),
+	return &Server{cfg: cfg, slots: map[string]*slot{}, gens: map[string]int{}, conns: map[net.Conn]struct{}{}, done: make(chan struct{}),
 		preAuth: preAuth, pending: connlimit.NewPerAddress(cfg.MaxPendingPerAddress)}
 }
 

@@ -195,7 +195,7 @@ func (s *Server) publish(nc net.Conn, c *wire.Conn, log *zap.Logger, app, appQue
 		s.refuse(c, log, streamID, RefusedBadApp, camera, "unknown application")
 		return
 	}
-	if !validCamera(camera) || !CheckKeyOf(s.cfg.Keys, camera, key, time.Now()) {
+	if !validCamera(camera) || !s.checkKey(camera, key) {
 		s.refuse(c, log, streamID, RefusedBadKey, camera, ErrBadKey.Error())
 		return
 	}
