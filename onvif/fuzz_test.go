@@ -101,3 +101,25 @@ func FuzzParseChallenge(f *testing.F) {
 		_, _ = c.authorization("u", "p", "POST", "/onvif/device_service", 1, "c")
 	})
 }
+
+// FuzzParseProbeMatches feeds WS-Discovery answers to their parser.
+func FuzzParseProbeMatches(f *testing.F) {
+	f.Add([]byte(probeMatchesHik), "urn:uuid:probe-1")
+	f.Add([]byte(probeMatchesHik), "")
+	f.Add(ProbeMessage("urn:uuid:x"), "")
+	f.Fuzz(func(t *testing.T, data []byte, relates string) {
+		ms, err := ParseProbeMatches(data, relates)
+		if err != nil && len(ms) > 0 {
+			t.Fatal("matches with an error")
+		}
+		if len(ms) > maxMatches {
+			t.Fatalf("%d matches", len(ms))
+		}
+		for _, m := range ms {
+			if len(m.XAddrs) == 0 {
+				t.Fatal("a match without XAddrs")
+			}
+			_ = m.Scope("hardware")
+		}
+	})
+}
