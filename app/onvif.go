@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/camevents"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
@@ -36,7 +37,14 @@ func newONVIF(a *App) *camevents.Watcher {
 		AllowPrivateNetworks: a.cfg.Ingest.AllowPrivateNetworks,
 		Publish:              a.publishONVIF,
 		Snapshot:             a.eventKeyframe,
-		Log:                  a.log.With(zap.String("component", "onvif")),
+		Push: &camevents.PushConfig{
+			BaseURL: a.URL(),
+			Key:     func(camera string) string { return a.keys.Sign(sign.ONVIFNotifyKey, time.Time{}, camera) },
+			Verify: func(camera, key string) bool {
+				return a.keys.Verify(sign.ONVIFNotifyKey, key, time.Time{}, time.Now(), camera)
+			},
+		},
+		Log: a.log.With(zap.String("component", "onvif")),
 	})
 }
 

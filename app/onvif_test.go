@@ -19,8 +19,16 @@ import (
 
 // TestONVIFConfiguredCamera records a configured onvif:// camera through
 // New: the fake names a synthetic RTSP camera, the node records it, and a
-// motion event of the camera carries the node's keyframe as its image.
+// motion event of the camera carries the node's keyframe as its image,
+// pulled (PullPoint) or pushed to the node's consumer address
+// (events=push).
 func TestONVIFConfiguredCamera(t *testing.T) {
+	for _, mode := range []string{"pull", "push"} {
+		t.Run(mode, func(t *testing.T) { testONVIFConfiguredCamera(t, mode == "push") })
+	}
+}
+
+func testONVIFConfiguredCamera(t *testing.T, push bool) {
 	srv := synth.NewServer(synth.Config{Addr: "127.0.0.1:0", Cameras: []synth.CameraSpec{{Path: "cam1", Codec: synth.CodecH264}}})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -39,7 +47,7 @@ func TestONVIFConfiguredCamera(t *testing.T) {
 	c.NATS.Listen = "127.0.0.1:0"
 	c.Recording.SegmentDuration = config.Duration(4 * time.Second)
 	c.Ingest.AllowPrivateNetworks = true
-	c.Cameras = []config.Camera{{ID: "cam1", URL: "onvif://admin:pw@" + strings.TrimPrefix(fake.Base, "http://") + "?stream=0", HistoryDays: 7}}
+	c.Cameras = []config.Camera{{ID: "cam1", URL: "onvif://admin:pw@" + strings.TrimPrefix(fake.Base, "http://") + "?stream=0" + map[bool]string{true: "&events=push"}[push], HistoryDays: 7}}
 	if err := c.Resolve(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +74,19 @@ func TestONVIFConfiguredCamera(t *testing.T) {
 	defer sub.Unsubscribe()
 	_ = nc.Flush()
 
+	// Messages the camera has given: pulled, or pushed and accepted.
+	given := func() int { return fake.Calls("PullMessages") + fake.Notified() }
 	testenv.WaitFor(t, 20*time.Second, "a keyframe and the subscription", func() bool {
-		return a.thumbs.svc.Recording("cam1") && a.thumbs.svc.Stats().Minute > 0 && fake.Subscriptions() == 1 && fake.Calls("PullMessages") > 0
+		return a.thumbs.svc.Recording("cam1") && a.thumbs.svc.Stats().Minute > 0 && fake.Subscriptions() == 1 && given() > 0
 	})
+	if push != (fake.Calls("Subscribe") == 1) || push == (fake.Calls("CreatePullPointSubscription") == 1) {
+		t.Fatalf("push %v: Subscribe %d, CreatePullPointSubscription %d", push, fake.Calls("Subscribe"), fake.Calls("CreatePullPointSubscription"))
+	}
 	if err := fake.Set("motion", true); err != nil {
 		t.Fatal(err)
 	}
-	pulls := fake.Calls("PullMessages")
-	testenv.WaitFor(t, 10*time.Second, "the start pulled", func() bool { return fake.Calls("PullMessages") > pulls+1 })
+	n := given()
+	testenv.WaitFor(t, 10*time.Second, "the start given", func() bool { return given() > n })
 	if err := fake.Set("motion", false); err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,12 @@ func (w *Watcher) run(ctx context.Context, id string, d device) {
 			},
 			event: func(e onvif.Event) { w.publish(ctx, id, e, img) },
 		}
-		err := w.runPull(ctx, d, joiner, h)
+		var err error
+		if d.push && w.cfg.Push != nil {
+			err = w.runPush(ctx, id, d, joiner, h)
+		} else {
+			err = w.runPull(ctx, d, joiner, h)
+		}
 		if ctx.Err() != nil {
 			return
 		}

@@ -21,6 +21,10 @@ type images struct {
 	wg       sync.WaitGroup
 	mu       sync.Mutex
 	imgs     map[string][]byte
+	// pending is the key of the picture being taken, done closed when it
+	// is.
+	pending string
+	done    chan struct{}
 }
 
 func newImages(snapshot func(context.Context, string) ([]byte, error), camera string) *images {
@@ -39,10 +43,15 @@ func (im *images) take(key string) {
 	default:
 		return
 	}
+	done := make(chan struct{})
+	im.mu.Lock()
+	im.pending, im.done = key, done
+	im.mu.Unlock()
 	im.wg.Add(1)
 	go func() {
 		defer im.wg.Done()
 		defer func() { <-im.busy }()
+		defer close(done)
 		ctx, cancel := context.WithTimeout(context.Background(), snapshotTimeout)
 		defer cancel()
 		jpeg, err := im.snapshot(ctx, im.camera)
@@ -58,9 +67,16 @@ func (im *images) take(key string) {
 	}()
 }
 
-// get returns and forgets the picture of key.
+// get returns and forgets the picture of key, first waiting for it while
+// it is being taken (an event that ended quickly; at most snapshotTimeout).
 func (im *images) get(key string) []byte {
 	im.mu.Lock()
+	if im.pending == key && im.done != nil {
+		done := im.done
+		im.mu.Unlock()
+		<-done
+		im.mu.Lock()
+	}
 	defer im.mu.Unlock()
 	b := im.imgs[key]
 	delete(im.imgs, key)

@@ -59,6 +59,10 @@ type Config struct {
 	// Snapshot returns the node's newest keyframe of camera as JPEG. When
 	// nil, or when it fails, events have no image.
 	Snapshot func(ctx context.Context, camera string) ([]byte, error)
+	// Push, when set, lets cameras whose URL asks for push mode
+	// (events=push) send their events to NotifyHandler; when nil every
+	// camera is pulled.
+	Push *PushConfig
 	// Log is the component's logger. It defaults to a no-op logger.
 	Log *zap.Logger
 }
@@ -70,8 +74,9 @@ type Watcher struct {
 	log *zap.Logger
 
 	mu     sync.Mutex
-	cams   map[string]device // by camera id, set when a camera resolves
-	motion map[string]bool   // cameras whose subscription carried a motion topic
+	cams   map[string]device                    // by camera id, set when a camera resolves
+	motion map[string]bool                      // cameras whose subscription carried a motion topic
+	inbox  map[string]chan []onvif.Notification // push subscriptions running, by camera
 }
 
 // device is a camera's ONVIF device service, credentials and choices.
@@ -93,7 +98,8 @@ func New(cfg Config) *Watcher {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Watcher{cfg: cfg, log: cfg.Log, cams: map[string]device{}, motion: map[string]bool{}}
+	return &Watcher{cfg: cfg, log: cfg.Log, cams: map[string]device{}, motion: map[string]bool{},
+		inbox: map[string]chan []onvif.Notification{}}
 }
 
 // client returns a client of d whose connections pass the dial guard.

@@ -123,3 +123,25 @@ func FuzzParseProbeMatches(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseNotify feeds what a camera may POST to a consumer address to
+// the Notify parser.
+func FuzzParseNotify(f *testing.F) {
+	fixtureSeeds(f, "*/notify/*.xml")
+	fixtureSeeds(f, "common/Notify.xml")
+	f.Add([]byte(`<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:wsnt="http://docs.oasis-open.org/wsn/b-2" xmlns:tt="http://www.onvif.org/ver10/schema"><s:Body><wsnt:Notify>` +
+		`<wsnt:NotificationMessage><wsnt:Topic Dialect="http://www.onvif.org/ver10/tev/topicExpression/ConcreteSet">tns1:VideoSource/MotionAlarm</wsnt:Topic>` +
+		`<wsnt:Message><tt:Message UtcTime="2026-01-02T03:04:05Z" PropertyOperation="Changed"><tt:Source><tt:SimpleItem Name="Source" Value="1"/></tt:Source>` +
+		`<tt:Data><tt:SimpleItem Name="State" Value="true"/></tt:Data></tt:Message></wsnt:Message></wsnt:NotificationMessage></wsnt:Notify></s:Body></s:Envelope>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := ParseNotify(data)
+		if err != nil && (len(res.Messages) > 0 || res.Skipped > 0) {
+			t.Fatal("notifications with an error")
+		}
+		for _, n := range res.Messages {
+			if r, ok := Classify(n); ok {
+				_, _ = State(r, n)
+			}
+		}
+	})
+}
