@@ -10,7 +10,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
+	"github.com/vigia/vigia/camera"
 	"github.com/vigia/vigia/config"
+	"github.com/vigia/vigia/motion"
 	"github.com/vigia/vigia/onvif/onviftest"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
@@ -104,5 +106,40 @@ func testONVIFConfiguredCamera(t *testing.T, push bool) {
 	}
 	if w, h := checkJPEG(t, a.store, e.ImageKey); w != 1280 || h != 720 {
 		t.Fatalf("event image %dx%d", w, h)
+	}
+}
+
+// TestCameraMotionReplacesVigia: for a camera whose onvif:// URL chooses
+// the camera's motion, the node's motion detector gets no consumer and
+// publishes none of its events; another camera keeps the detector.
+func TestCameraMotionReplacesVigia(t *testing.T) {
+	hik, _ := onviftest.VendorByName("hikvision")
+	fake, err := onviftest.Start(onviftest.Options{Vendor: hik, User: "admin", Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	a := thumbsApp(t)
+	a.cfg.HTTP.PublicURL = "http://127.0.0.1:1"
+	a.onvif = newONVIF(a)
+	if _, err := a.onvif.Resolve(camera.Config{ID: "cam-own", Trusted: true}, "onvif://admin:pw@"+strings.TrimPrefix(fake.Base, "http://")+"?motion=camera"); err != nil {
+		t.Fatal(err)
+	}
+	factory := a.startMotion()
+	if factory == nil {
+		t.Fatal("no motion consumer")
+	}
+	if c := factory("cam-own"); c != nil {
+		c.Close()
+		t.Fatal("the detector looks at a camera whose own motion is chosen")
+	}
+	c := factory("cam-other")
+	if c == nil {
+		t.Fatal("the detector does not look at a camera without ONVIF")
+	}
+	c.Close()
+	// The outbox is nil: publishing would panic.
+	if err := a.publishMotion(motion.Event{ID: "m1", Camera: "cam-own", Start: time.Now(), End: time.Now()}); err != nil {
+		t.Fatal(err)
 	}
 }
