@@ -44,6 +44,17 @@ func TestResolve(t *testing.T) {
 			t.Fatalf("stream %s: %q, %v; want %q", stream, got, err, want)
 		}
 	}
+	// A camera with Media2 alone.
+	hik, _ := onviftest.VendorByName("hikvision")
+	m2, err := onviftest.Start(onviftest.Options{Vendor: hik, User: "admin", Password: "pw", Media2Only: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	want := "rtsp://admin:pw@" + strings.TrimPrefix(m2.Base, "http://") + "/onvif-media/media.amp?profile=profile_2_h264&sessiontimeout=60&streamtype=unicast"
+	if got, err := w.Resolve(camera.Config{ID: "m2", Trusted: true}, "onvif://admin:pw@"+strings.TrimPrefix(m2.Base, "http://")+"?stream=1"); err != nil || got != want {
+		t.Fatalf("media2 camera: %q, %v; want %q", got, err, want)
+	}
 	if _, err := w.Resolve(camera.Config{ID: "c9", Trusted: true}, "onvif://admin:bad@"+host); !permanent(err) {
 		t.Fatalf("wrong password: %v, want a permanent error", err)
 	}

@@ -32,6 +32,7 @@ func FuzzParseEnvelope(f *testing.F) {
 		_ = parseCapabilities(env)
 		_, _ = parseProfiles(env)
 		_, _ = mediaURI(env, "GetStreamUriResponse")
+		_, _ = media2URI(env, "GetStreamUriResponse")
 		_, _ = parsePullMessages(env)
 		_ = VerifyUsernameToken(env.Header, "admin", "x")
 		b := env.First()

@@ -41,6 +41,10 @@ type Options struct {
 	Addr string
 	// MaxPullWait bounds how long a PullMessages waits. It defaults to 2 s.
 	MaxPullWait time.Duration
+	// Media2Only serves profiles and stream addresses from the Media2
+	// service (ver20, testdata/common/media2) alone, as cameras without
+	// the Media service do; GetServices lists no Media service.
+	Media2Only bool
 }
 
 // Camera is a running fake camera.
@@ -293,6 +297,7 @@ func (c *Camera) digestOK(r *http.Request) bool {
 const (
 	pathDevice = "/onvif/device_service"
 	pathMedia  = "/onvif/Media"
+	pathMedia2 = "/onvif/Media2"
 	pathEvents = "/onvif/Events"
 )
 
@@ -306,6 +311,12 @@ func (c *Camera) answer(r *http.Request, env *onvif.Envelope, op string) (string
 		want = pathDevice
 	case "GetProfiles", "GetStreamUri", "GetSnapshotUri", "GetVideoSources", "GetProfile":
 		want = pathMedia
+		if c.opts.Media2Only {
+			if env.First().Space != "http://www.onvif.org/ver20/media/wsdl" {
+				return "ActionNotSupported", http.StatusBadRequest
+			}
+			want = pathMedia2
+		}
 	case "CreatePullPointSubscription", "Subscribe", "GetEventProperties", "GetServiceCapabilities":
 		want = pathEvents
 	case "PullMessages", "Renew", "Unsubscribe":
@@ -326,7 +337,7 @@ func (c *Camera) answer(r *http.Request, env *onvif.Envelope, op string) (string
 	data := map[string]any{
 		"Base": c.Base, "Host": strings.TrimPrefix(c.Base, "http://"), "Now": now.Format(time.RFC3339),
 		"Y": now.Year(), "Mo": int(now.Month()), "D": now.Day(), "H": now.Hour(), "Mi": now.Minute(), "S": now.Second(),
-		"MediaURL": c.Base + pathMedia, "EventsURL": c.Base + pathEvents,
+		"MediaURL": c.Base + pathMedia, "Media2URL": c.Base + pathMedia2, "EventsURL": c.Base + pathEvents,
 	}
 	if v.SingleEndpoint {
 		data["MediaURL"], data["EventsURL"] = c.URL, c.URL
@@ -341,7 +352,11 @@ func (c *Camera) answer(r *http.Request, env *onvif.Envelope, op string) (string
 	case "CreatePullPointSubscription", "Subscribe":
 		return c.createSubscription(env, op, data)
 	}
-	out, err := c.render(op+".xml", data)
+	name := op + ".xml"
+	if c.opts.Media2Only && (want == pathMedia2 || op == "GetServices") {
+		name = "media2/" + name
+	}
+	out, err := c.render(name, data)
 	if err != nil {
 		return "ActionNotSupported", http.StatusBadRequest
 	}
