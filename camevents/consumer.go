@@ -50,6 +50,10 @@ func (c *consumer) Close() {
 // after failures with a pause that doubles up to RetryMax.
 func (w *Watcher) run(ctx context.Context, id string, d device) {
 	log := w.log.With(zap.String("camera", id))
+	// One client for every subscription of the camera: its connections and
+	// its clock offset (onvif.Client.Sync) carry over, so an event that
+	// spans a re-subscription is timed alike at both ends.
+	client := d.client()
 	joiner := &onvif.Joiner{}
 	img := newImages(w.cfg.Snapshot, id)
 	defer img.wait()
@@ -74,9 +78,9 @@ func (w *Watcher) run(ctx context.Context, id string, d device) {
 		}
 		var err error
 		if d.push && w.cfg.Push != nil {
-			err = w.runPush(ctx, id, d, joiner, h)
+			err = w.runPush(ctx, id, client, joiner, h)
 		} else {
-			err = w.runPull(ctx, d, joiner, h)
+			err = w.runPull(ctx, client, joiner, h)
 		}
 		if ctx.Err() != nil {
 			return
@@ -109,9 +113,9 @@ type handlers struct {
 }
 
 // runPull runs one PullPoint subscription.
-func (w *Watcher) runPull(ctx context.Context, d device, joiner *onvif.Joiner, h handlers) error {
+func (w *Watcher) runPull(ctx context.Context, client *onvif.Client, joiner *onvif.Joiner, h handlers) error {
 	pp := &onvif.PullPoint{
-		Client:         d.client(),
+		Client:         client,
 		Joiner:         joiner,
 		OnSubscribed:   h.subscribed,
 		OnNotification: h.notification,

@@ -46,7 +46,7 @@ func (p *PushConfig) consumerURL(camera string) string {
 
 // runPush runs one base-notification subscription of camera id, fed by
 // NotifyHandler.
-func (w *Watcher) runPush(ctx context.Context, id string, d device, joiner *onvif.Joiner, h handlers) error {
+func (w *Watcher) runPush(ctx context.Context, id string, client *onvif.Client, joiner *onvif.Joiner, h handlers) error {
 	inbox := make(chan []onvif.Notification, inboxLen)
 	w.mu.Lock()
 	w.inbox[id] = inbox
@@ -59,7 +59,7 @@ func (w *Watcher) runPush(ctx context.Context, id string, d device, joiner *onvi
 		w.mu.Unlock()
 	}()
 	p := &onvif.Push{
-		Client:         d.client(),
+		Client:         client,
 		Joiner:         joiner,
 		Consumer:       w.cfg.Push.consumerURL(id),
 		Notifications:  inbox,

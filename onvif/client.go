@@ -32,6 +32,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	offset   time.Duration // camera clock minus local clock
+	synced   bool          // offset measured by Sync
 	services Services
 	// useMedia2: the device advertised Media2 and no Media service.
 	useMedia2 bool

@@ -71,7 +71,12 @@ func parseSystemDateAndTime(env *Envelope) (time.Time, error) {
 }
 
 // Sync reads the camera's clock and keeps its offset from the local clock
-// for the UsernameTokens of later requests.
+// for the UsernameTokens of later requests and the times of its events.
+// The camera gives whole seconds, so a measurement is only good to a
+// second: one within a second (plus the request's round trip) of the
+// offset already known keeps that offset, so that a start and an end
+// read on two subscriptions (a camera reboot between them) are corrected
+// alike.
 func (c *Client) Sync(ctx context.Context) error {
 	before := c.now()
 	cam, err := c.GetSystemDateAndTime(ctx)
@@ -79,8 +84,15 @@ func (c *Client) Sync(ctx context.Context) error {
 		return err
 	}
 	after := c.now()
-	mid := before.Add(after.Sub(before) / 2)
-	c.SetClockOffset(cam.Sub(mid).Truncate(time.Second))
+	rtt := after.Sub(before)
+	mid := before.Add(rtt / 2)
+	off := cam.Sub(mid).Truncate(time.Second)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.synced && (off-c.offset).Abs() <= time.Second+rtt {
+		return nil
+	}
+	c.offset, c.synced = off, true
 	return nil
 }
 
