@@ -2,6 +2,7 @@ package camevents
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
@@ -58,6 +59,7 @@ func (w *Watcher) run(ctx context.Context, id string, d device) {
 	img := newImages(w.cfg.Snapshot, id)
 	defer img.wait()
 	pause := time.Second
+	push := d.push && w.cfg.Push != nil
 	for {
 		subscribed := false
 		h := handlers{
@@ -77,7 +79,7 @@ func (w *Watcher) run(ctx context.Context, id string, d device) {
 			event: func(e onvif.Event) { w.publish(ctx, id, e, img) },
 		}
 		var err error
-		if d.push && w.cfg.Push != nil {
+		if push {
 			err = w.runPush(ctx, id, client, joiner, h)
 		} else {
 			err = w.runPull(ctx, client, joiner, h)
@@ -86,6 +88,11 @@ func (w *Watcher) run(ctx context.Context, id string, d device) {
 			return
 		}
 		w.forget(id)
+		if push && pushRefused(err, subscribed) {
+			log.Warn("onvif events: the camera does not push its events to this node; pulling them while it is recorded here", zap.Error(err))
+			push, pause = false, time.Second
+			continue
+		}
 		if d.tryOnce && !subscribed {
 			log.Info("camera gives no ONVIF events; not tried again while it is recorded here", zap.Error(err))
 			return
@@ -103,6 +110,17 @@ func (w *Watcher) run(ctx context.Context, id string, d device) {
 		}
 		pause = min(2*pause, RetryMax)
 	}
+}
+
+// pushRefused reports whether a push subscription's end says push mode
+// does not work with this camera: no Notify reached the node, or the
+// camera refused Subscribe with a fault other than an authentication one.
+func pushRefused(err error, subscribed bool) bool {
+	if errors.Is(err, onvif.ErrNoNotify) {
+		return true
+	}
+	var f *onvif.Fault
+	return !subscribed && errors.As(err, &f) && !errors.Is(err, onvif.ErrUnauthorized)
 }
 
 // handlers are what one subscription run calls, on its goroutine.

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -37,11 +39,18 @@ type PushConfig struct {
 	Key func(camera string) string
 	// Verify reports whether key is camera's. Required.
 	Verify func(camera, key string) bool
+	// FirstNotify is how long the first Notify message of a subscription
+	// is awaited: without one the camera is taken not to reach the node,
+	// and its events are pulled. It defaults to 30 seconds.
+	FirstNotify time.Duration
 }
+
+// DefaultFirstNotify is PushConfig.FirstNotify's default.
+const DefaultFirstNotify = 30 * time.Second
 
 // consumerURL is camera's consumer address.
 func (p *PushConfig) consumerURL(camera string) string {
-	return p.BaseURL + "/onvif/notify/" + url.PathEscape(camera) + "/" + url.PathEscape(p.Key(camera))
+	return strings.TrimSuffix(p.BaseURL, "/") + "/onvif/notify/" + url.PathEscape(camera) + "/" + url.PathEscape(p.Key(camera))
 }
 
 // runPush runs one base-notification subscription of camera id, fed by
@@ -66,6 +75,10 @@ func (w *Watcher) runPush(ctx context.Context, id string, client *onvif.Client, 
 		OnSubscribed:   h.subscribed,
 		OnNotification: h.notification,
 		OnEvent:        h.event,
+		FirstNotify:    w.cfg.Push.FirstNotify,
+	}
+	if p.FirstNotify <= 0 {
+		p.FirstNotify = DefaultFirstNotify
 	}
 	return p.Run(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/onvif"
 	"github.com/vigia/vigia/testenv"
 )
 
@@ -94,5 +96,56 @@ func TestPushMode(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusNotFound {
 		t.Fatalf("after Close: %d, want 404", res.StatusCode)
+	}
+}
+
+// TestPushFallsBackToPull: a camera whose Notify messages never reach the
+// node (the consumer address is unreachable from it) is pulled instead
+// once FirstNotify passes, and its events still come.
+func TestPushFallsBackToPull(t *testing.T) {
+	cam := onvifCamera(t, "axis")
+	host := strings.TrimPrefix(cam.Base, "http://")
+	var rec recorder
+	push := testPush("http://127.0.0.1:1") // nothing listens there
+	push.FirstNotify = 300 * time.Millisecond
+	w := New(Config{Publish: rec.publish, Push: push})
+	if _, err := w.Resolve(camera.Config{ID: "f1", Trusted: true}, "onvif://admin:pw@"+host+"?events=push"); err != nil {
+		t.Fatal(err)
+	}
+	c := w.Consumer()("f1")
+	defer c.Close()
+	testenv.WaitFor(t, 20*time.Second, "a PullPoint after the push subscription", func() bool {
+		return cam.Calls("Subscribe") == 1 && cam.Calls("CreatePullPointSubscription") == 1 && cam.Calls("PullMessages") > 0
+	})
+	if n := cam.Subscriptions(); n != 1 {
+		t.Fatalf("%d subscriptions, want the PullPoint alone", n)
+	}
+	if err := cam.Set("input", true); err != nil {
+		t.Fatal(err)
+	}
+	pulls := cam.Calls("PullMessages")
+	testenv.WaitFor(t, 10*time.Second, "the start pulled", func() bool { return cam.Calls("PullMessages") > pulls+1 })
+	if err := cam.Set("input", false); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 10*time.Second, "the digital input event", func() bool { return len(rec.events()) == 1 })
+}
+
+func TestPushRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		err        error
+		subscribed bool
+		want       bool
+	}{
+		{"no notify", onvif.ErrNoNotify, true, true},
+		{"subscribe refused", &onvif.Fault{Code: "Receiver", Subcode: "ActionNotSupported"}, false, true},
+		{"credentials refused", &onvif.Fault{Code: "Sender", Subcode: "NotAuthorized"}, false, false},
+		{"a fault after subscribing", &onvif.Fault{Code: "Sender", Subcode: "ResourceUnknown"}, true, false},
+		{"network", errors.New("connection refused"), false, false},
+	} {
+		if got := pushRefused(tt.err, tt.subscribed); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -84,6 +84,11 @@ type Push struct {
 	// Tick is how often events held on too long are ended. It defaults to
 	// DefaultPushTick.
 	Tick time.Duration
+	// FirstNotify, when positive, bounds the wait for the first Notify
+	// message: cameras send their current states when subscribed, so
+	// silence means the camera may not reach the consumer address, and Run
+	// returns ErrNoNotify.
+	FirstNotify time.Duration
 }
 
 // subscribe reads the camera's clock, finds its events service and
@@ -131,10 +136,18 @@ func (p *Push) Run(ctx context.Context) error {
 	defer renew.Stop()
 	expire := time.NewTicker(tick)
 	defer expire.Stop()
+	var first <-chan time.Time
+	if p.FirstNotify > 0 {
+		t := time.NewTimer(p.FirstNotify)
+		defer t.Stop()
+		first = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-first:
+			return ErrNoNotify
 		case <-renew.C:
 			if err := c.Renew(ctx, sub, term); err != nil {
 				if ctx.Err() != nil {
@@ -143,6 +156,7 @@ func (p *Push) Run(ctx context.Context) error {
 				return err
 			}
 		case msgs := <-p.Notifications:
+			first = nil
 			deliver(c, p.Joiner, msgs, p.OnNotification, p.OnEvent)
 		case <-expire.C:
 			for _, e := range p.Joiner.Expire(c.now()) {

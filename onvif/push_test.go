@@ -2,6 +2,7 @@ package onvif_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -105,5 +106,30 @@ func TestPush(t *testing.T) {
 				t.Fatalf("%d subscriptions after cancel", n)
 			}
 		})
+	}
+}
+
+// TestPushNoNotify: a subscription whose consumer address receives
+// nothing ends with ErrNoNotify after FirstNotify, and is unsubscribed.
+func TestPushNoNotify(t *testing.T) {
+	hik, _ := onviftest.VendorByName("hikvision")
+	cam, err := onviftest.Start(onviftest.Options{Vendor: hik, User: "admin", Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cam.Close()
+	p := &onvif.Push{
+		Client:        onvif.NewClient(cam.URL, "admin", "pw"),
+		Joiner:        &onvif.Joiner{},
+		Consumer:      "http://127.0.0.1:1/notify", // nothing listens there
+		Notifications: make(chan []onvif.Notification),
+		FirstNotify:   300 * time.Millisecond,
+		OnEvent:       func(onvif.Event) {},
+	}
+	if err := p.Run(context.Background()); !errors.Is(err, onvif.ErrNoNotify) {
+		t.Fatalf("Run: %v, want ErrNoNotify", err)
+	}
+	if n := cam.Subscriptions(); n != 0 || cam.Calls("Subscribe") != 1 {
+		t.Fatalf("%d subscriptions after Run, %d Subscribe", n, cam.Calls("Subscribe"))
 	}
 }
