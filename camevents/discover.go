@@ -72,8 +72,11 @@ func Discover(ctx context.Context, o DiscoverOptions) ([]onvif.ProbeMatch, error
 		}
 	}
 	network := "udp4"
-	if !targets[0].Addr().Is4() {
-		network = "udp6"
+	for _, t := range targets {
+		if !t.Addr().Is4() {
+			network = "udp" // both families
+			break
+		}
 	}
 	conn, err := net.ListenUDP(network, nil)
 	if err != nil {
