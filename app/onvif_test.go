@@ -79,7 +79,8 @@ func testONVIFConfiguredCamera(t *testing.T, push bool) {
 	// Messages the camera has given: pulled, or pushed and accepted.
 	given := func() int { return fake.Calls("PullMessages") + fake.Notified() }
 	testenv.WaitFor(t, 20*time.Second, "a keyframe and the subscription", func() bool {
-		return a.thumbs.svc.Recording("cam1") && a.thumbs.svc.Stats().Minute > 0 && fake.Subscriptions() == 1 && given() > 0
+		return a.thumbs.svc.Recording("cam1") && a.thumbs.svc.Stats().Minute > 0 && fake.Subscriptions() == 1 && given() > 0 &&
+			fake.Calls("Subscribe")+fake.Calls("CreatePullPointSubscription") > 0
 	})
 	if push != (fake.Calls("Subscribe") == 1) || push == (fake.Calls("CreatePullPointSubscription") == 1) {
 		t.Fatalf("push %v: Subscribe %d, CreatePullPointSubscription %d", push, fake.Calls("Subscribe"), fake.Calls("CreatePullPointSubscription"))
