@@ -33,9 +33,13 @@ func (s *Server) playerTimeline(w http.ResponseWriter, r *http.Request) error {
 		Events: func(ctx context.Context, _ string, from, to time.Time) ([]player.Event, error) {
 			evs, _, err := s.cfg.DB.Events(ctx, db.EventFilter{ClientID: a.cam.ClientID, CameraID: a.cam.ID,
 				From: from, To: to, Limit: maxTimelineEvents})
+			if err != nil {
+				return nil, err
+			}
+			plates, err := s.eventPlates(ctx, evs)
 			out := make([]player.Event, 0, len(evs))
 			for _, e := range evs {
-				out = append(out, player.Event{AtMs: e.At.UnixMilli(), Type: e.Type, Description: eventTypes[e.Type]})
+				out = append(out, player.Event{AtMs: e.At.UnixMilli(), Type: e.Type, Description: eventTypes[e.Type], Label: plates[e.UID].Plate})
 			}
 			return out, err
 		},

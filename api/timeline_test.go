@@ -48,6 +48,13 @@ func TestPlayerTimeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := e.db.AddEvent(context.Background(), db.Event{UID: "plate-1", CameraID: id, ClientID: clientID, Type: lprEventType,
+		At: t0.Add(7 * time.Minute)}, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.AddPlate(context.Background(), "plate-1", db.Plate{Plate: "BRA2E19", Confidence: 97}); err != nil {
+		t.Fatal(err)
+	}
 	q := fmt.Sprintf("/api/camera/%s/player/timeline?token=%s&from=%d&to=%d", c, tok, t0.UnixMilli(), t0.Add(8*time.Minute).UnixMilli())
 	var tl struct {
 		catalogue.Timeline
@@ -65,8 +72,9 @@ func TestPlayerTimeline(t *testing.T) {
 	if fmt.Sprint(tl.Gaps) != fmt.Sprint(wantGaps) || tl.RecordedMs != 210_000 || len(tl.Recorded) != 3 {
 		t.Errorf("timeline %+v\nwant gaps %v and 3.5 minutes recorded", tl.Timeline, wantGaps)
 	}
-	if len(tl.Events) != 2 || tl.Events[0].AtMs != ms(90*time.Second) || tl.Events[1].Description != "motion detection" {
-		t.Errorf("events %+v", tl.Events)
+	if len(tl.Events) != 3 || tl.Events[0].AtMs != ms(90*time.Second) || tl.Events[1].Description != "motion detection" ||
+		tl.Events[1].Label != "" || tl.Events[2].Type != lprEventType || tl.Events[2].Label != "BRA2E19" {
+		t.Errorf("events %+v, want two motions and a plate read with its plate", tl.Events)
 	}
 
 	// Eight days ago, past history_days: retention.

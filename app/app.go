@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/bus"
+	"github.com/vigia/vigia/camevents"
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/cluster"
 	"github.com/vigia/vigia/config"
@@ -104,10 +105,10 @@ type App struct {
 	node       *cluster.Node
 	static     []ingest.Camera
 	api        *apiPart
-	decoders   *decodeproc.Pool // decoder processes (app/thumbs.go)
-	thumbs     *thumbsPart      // thumbnails and snapshots (app/thumbs.go)
-	motion     *motion.Service  // motion events (app/motion.go)
-	onvif      *onvifPart       // ONVIF stream addresses and events (app/onvif.go)
+	decoders   *decodeproc.Pool   // decoder processes (app/thumbs.go)
+	thumbs     *thumbsPart        // thumbnails and snapshots (app/thumbs.go)
+	motion     *motion.Service    // motion events (app/motion.go)
+	onvif      *camevents.Watcher // ONVIF stream addresses and events (app/onvif.go)
 
 	cat       *catalogue.Catalogue // every reader of recordings (app/catalogue.go)
 	journal   *catalogue.Journal   // gap records, on a recorder (app/catalogue.go)
@@ -286,7 +287,7 @@ func (a *App) startRecorder() error {
 		Spool:     a.spool,
 		Drivers:   a.ingestDrivers(decodeErr),
 		Keys:      a.keys,
-		Discover:  a.onvif.resolve,
+		Discover:  a.onvif.Resolve,
 		Registry:  a.bus,
 		Retention: a.days,
 		Ends:      natsEnds{bus: a.bus, node: cfg.NodeID},
@@ -306,7 +307,7 @@ func (a *App) startRecorder() error {
 		FragmentDuration: time.Duration(cfg.Recording.FragmentDuration),
 		MaxCameraRate:    cfg.Recording.CameraRateCap(),
 		MaxSegmentBytes:  int64(cfg.Recording.MaxSegmentSize),
-		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer(), a.onvif.consumer()}, a.startImaging()...),
+		Consumers:        append([]stream.ConsumerFactory{a.live.Consumer(), a.onvif.Consumer()}, a.startImaging()...),
 		Stage:            a.audioStage(decodeErr),
 		Metrics:          a.metrics,
 		Log:              a.log.With(zap.String("component", "recorder")),

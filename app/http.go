@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vigia/vigia/api"
+	"github.com/vigia/vigia/camevents"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/connlimit"
 	"github.com/vigia/vigia/metrics"
@@ -40,6 +41,9 @@ func (a *App) serveHTTP() {
 	}
 	if a.webrtc != nil {
 		a.webrtc.Register(mux)
+	}
+	if a.onvif != nil {
+		mux.Handle(camevents.NotifyPattern, a.onvif.NotifyHandler())
 	}
 	if a.api != nil {
 		a.api.srv.Register(mux)

@@ -50,6 +50,9 @@ func (a *App) startMotion() stream.ConsumerFactory {
 		return nil
 	}
 	return func(camera string) stream.Consumer {
+		if a.onvif != nil && !a.onvif.VigiaMotion(camera) {
+			return nil
+		}
 		if c := svc.Consumer(camera); c != nil {
 			return c
 		}
@@ -58,8 +61,12 @@ func (a *App) startMotion() stream.ConsumerFactory {
 }
 
 // publishMotion stores the event image, then queues the event on the
-// outbox with its id as Nats-Msg-Id.
+// outbox with its id as Nats-Msg-Id; it drops the event of a camera whose
+// own motion is used (camevents.Watcher.CameraMotion).
 func (a *App) publishMotion(ev motion.Event) error {
+	if a.onvif != nil && a.onvif.CameraMotion(ev.Camera) {
+		return nil
+	}
 	msg := motionMessage{
 		Event: bus.Event{ID: ev.ID, Camera: ev.Camera, Type: motion.EventType, AtMs: ev.Start.UnixMilli()},
 		EndMs: ev.End.UnixMilli(), Area: ev.Area, Node: a.cfg.NodeID,

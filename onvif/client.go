@@ -32,9 +32,12 @@ type Client struct {
 
 	mu       sync.Mutex
 	offset   time.Duration // camera clock minus local clock
+	synced   bool          // offset measured by Sync
 	services Services
-	nc       int // digest nonce count
-	chal     *challenge
+	// useMedia2: the device advertised Media2 and no Media service.
+	useMedia2 bool
+	nc        int // digest nonce count
+	chal      *challenge
 }
 
 // NewClient returns a client for the device service at deviceURL.

@@ -21,6 +21,10 @@ type Services struct {
 	// advertises none (then the device address is used, as single-endpoint
 	// cameras such as Tapo's expect).
 	Media, Events string
+	// Media2 is the address of the Media2 service (ver20); the client
+	// uses it for profiles and stream addresses when the device
+	// advertises no Media service.
+	Media2 string
 }
 
 // GetSystemDateAndTime asks the camera its UTC clock, without
@@ -67,7 +71,12 @@ func parseSystemDateAndTime(env *Envelope) (time.Time, error) {
 }
 
 // Sync reads the camera's clock and keeps its offset from the local clock
-// for the UsernameTokens of later requests.
+// for the UsernameTokens of later requests and the times of its events.
+// The camera gives whole seconds, so a measurement is only good to a
+// second: one within a second (plus the request's round trip) of the
+// offset already known keeps that offset, so that a start and an end
+// read on two subscriptions (a camera reboot between them) are corrected
+// alike.
 func (c *Client) Sync(ctx context.Context) error {
 	before := c.now()
 	cam, err := c.GetSystemDateAndTime(ctx)
@@ -75,8 +84,15 @@ func (c *Client) Sync(ctx context.Context) error {
 		return err
 	}
 	after := c.now()
-	mid := before.Add(after.Sub(before) / 2)
-	c.SetClockOffset(cam.Sub(mid).Truncate(time.Second))
+	rtt := after.Sub(before)
+	mid := before.Add(rtt / 2)
+	off := cam.Sub(mid).Truncate(time.Second)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.synced && (off-c.offset).Abs() <= time.Second+rtt {
+		return nil
+	}
+	c.offset, c.synced = off, true
 	return nil
 }
 
@@ -118,6 +134,8 @@ func parseServices(env *Envelope) Services {
 			s.Media = addr
 		case nsEvents:
 			s.Events = addr
+		case nsMedia2:
+			s.Media2 = addr
 		}
 	}
 	return s
@@ -160,10 +178,15 @@ func (c *Client) Discover(ctx context.Context) (Services, error) {
 			return Services{}, err
 		}
 	}
+	useMedia2 := s.Media == "" && s.Media2 != ""
 	s.Media = c.rewrite(s.Media)
 	s.Events = c.rewrite(s.Events)
+	if s.Media2 != "" {
+		s.Media2 = c.rewrite(s.Media2)
+	}
 	c.mu.Lock()
 	c.services = s
+	c.useMedia2 = useMedia2
 	c.mu.Unlock()
 	return s, nil
 }
@@ -181,6 +204,17 @@ func (c *Client) rewrite(addr string) string {
 	}
 	u.Scheme, u.Host = dev.Scheme, dev.Host
 	return u.String()
+}
+
+// media2 returns the Media2 address when the device advertised Media2 but
+// no Media service ("" otherwise: Media is used).
+func (c *Client) media2() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.useMedia2 {
+		return c.services.Media2
+	}
+	return ""
 }
 
 // endpoint returns the address of a service after Discover (the device

@@ -13,6 +13,7 @@ const (
 	nsWSA    = "http://www.w3.org/2005/08/addressing"
 	nsDevice = "http://www.onvif.org/ver10/device/wsdl"
 	nsMedia  = "http://www.onvif.org/ver10/media/wsdl"
+	nsMedia2 = "http://www.onvif.org/ver20/media/wsdl"
 	nsEvents = "http://www.onvif.org/ver10/events/wsdl"
 	nsSchema = "http://www.onvif.org/ver10/schema"
 	nsWSNT   = "http://docs.oasis-open.org/wsn/b-2"

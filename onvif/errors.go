@@ -17,6 +17,10 @@ var (
 	// ErrNoService is returned when the device advertises no address for a
 	// service (callers may fall back to the device address).
 	ErrNoService = errors.New("onvif: service not advertised")
+	// ErrNoNotify is returned by Push.Run when no Notify message arrived
+	// within Push.FirstNotify of subscribing: the camera may not reach the
+	// consumer address.
+	ErrNoNotify = errors.New("onvif: no notification reached the consumer address")
 )
 
 // Fault is a SOAP fault returned by the camera.

@@ -32,6 +32,7 @@ func FuzzParseEnvelope(f *testing.F) {
 		_ = parseCapabilities(env)
 		_, _ = parseProfiles(env)
 		_, _ = mediaURI(env, "GetStreamUriResponse")
+		_, _ = media2URI(env, "GetStreamUriResponse")
 		_, _ = parsePullMessages(env)
 		_ = VerifyUsernameToken(env.Header, "admin", "x")
 		b := env.First()
@@ -99,5 +100,49 @@ func FuzzParseChallenge(f *testing.F) {
 			return
 		}
 		_, _ = c.authorization("u", "p", "POST", "/onvif/device_service", 1, "c")
+	})
+}
+
+// FuzzParseProbeMatches feeds WS-Discovery answers to their parser.
+func FuzzParseProbeMatches(f *testing.F) {
+	f.Add([]byte(probeMatchesHik), "urn:uuid:probe-1")
+	f.Add([]byte(probeMatchesHik), "")
+	f.Add(ProbeMessage("urn:uuid:x"), "")
+	f.Fuzz(func(t *testing.T, data []byte, relates string) {
+		ms, err := ParseProbeMatches(data, relates)
+		if err != nil && len(ms) > 0 {
+			t.Fatal("matches with an error")
+		}
+		if len(ms) > maxMatches {
+			t.Fatalf("%d matches", len(ms))
+		}
+		for _, m := range ms {
+			if len(m.XAddrs) == 0 {
+				t.Fatal("a match without XAddrs")
+			}
+			_ = m.Scope("hardware")
+		}
+	})
+}
+
+// FuzzParseNotify feeds what a camera may POST to a consumer address to
+// the Notify parser.
+func FuzzParseNotify(f *testing.F) {
+	fixtureSeeds(f, "*/notify/*.xml")
+	fixtureSeeds(f, "common/Notify.xml")
+	f.Add([]byte(`<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:wsnt="http://docs.oasis-open.org/wsn/b-2" xmlns:tt="http://www.onvif.org/ver10/schema"><s:Body><wsnt:Notify>` +
+		`<wsnt:NotificationMessage><wsnt:Topic Dialect="http://www.onvif.org/ver10/tev/topicExpression/ConcreteSet">tns1:VideoSource/MotionAlarm</wsnt:Topic>` +
+		`<wsnt:Message><tt:Message UtcTime="2026-01-02T03:04:05Z" PropertyOperation="Changed"><tt:Source><tt:SimpleItem Name="Source" Value="1"/></tt:Source>` +
+		`<tt:Data><tt:SimpleItem Name="State" Value="true"/></tt:Data></tt:Message></wsnt:Message></wsnt:NotificationMessage></wsnt:Notify></s:Body></s:Envelope>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := ParseNotify(data)
+		if err != nil && (len(res.Messages) > 0 || res.Skipped > 0) {
+			t.Fatal("notifications with an error")
+		}
+		for _, n := range res.Messages {
+			if r, ok := Classify(n); ok {
+				_, _ = State(r, n)
+			}
+		}
 	})
 }

@@ -18,8 +18,16 @@ type Profile struct {
 }
 
 // GetProfiles returns the media profiles in the camera's order (by
-// convention the main stream first).
+// convention the main stream first), from the Media service, or from
+// Media2 when the camera has only that (after Discover).
 func (c *Client) GetProfiles(ctx context.Context) ([]Profile, error) {
+	if m2 := c.media2(); m2 != "" {
+		env, err := c.call(ctx, m2, nsMedia2+"/GetProfiles", `<GetProfiles xmlns="`+nsMedia2+`"><Type>VideoEncoder</Type></GetProfiles>`, true)
+		if err != nil {
+			return nil, err
+		}
+		return parseProfiles(env)
+	}
 	env, err := c.call(ctx, c.endpoint(false), nsMedia+"/GetProfiles", `<GetProfiles xmlns="`+nsMedia+`"/>`, true)
 	if err != nil {
 		return nil, err
@@ -39,6 +47,9 @@ func parseProfiles(env *Envelope) ([]Profile, error) {
 			continue
 		}
 		vec := p.Child("VideoEncoderConfiguration")
+		if vec == nil { // Media2
+			vec = p.Path("Configurations", "VideoEncoder")
+		}
 		w, _ := strconv.Atoi(vec.Path("Resolution", "Width").Value())
 		h, _ := strconv.Atoi(vec.Path("Resolution", "Height").Value())
 		out = append(out, Profile{
@@ -49,8 +60,17 @@ func parseProfiles(env *Envelope) ([]Profile, error) {
 	return out, nil
 }
 
-// GetStreamUri returns the RTSP address (RTP unicast over RTSP) of profile.
+// GetStreamUri returns the RTSP address (RTP unicast over RTSP) of
+// profile, from Media2 when the camera has only that (after Discover).
 func (c *Client) GetStreamUri(ctx context.Context, profile string) (string, error) {
+	if m2 := c.media2(); m2 != "" {
+		body := `<GetStreamUri xmlns="` + nsMedia2 + `"><Protocol>RTSP</Protocol><ProfileToken>` + xmlEscape(profile) + `</ProfileToken></GetStreamUri>`
+		env, err := c.call(ctx, m2, nsMedia2+"/GetStreamUri", body, true)
+		if err != nil {
+			return "", err
+		}
+		return media2URI(env, "GetStreamUriResponse")
+	}
 	body := `<GetStreamUri xmlns="` + nsMedia + `"><StreamSetup>` +
 		`<Stream xmlns="` + nsSchema + `">RTP-Unicast</Stream>` +
 		`<Transport xmlns="` + nsSchema + `"><Protocol>RTSP</Protocol></Transport>` +
@@ -62,8 +82,17 @@ func (c *Client) GetStreamUri(ctx context.Context, profile string) (string, erro
 	return mediaURI(env, "GetStreamUriResponse")
 }
 
-// GetSnapshotUri returns the JPEG snapshot address of profile.
+// GetSnapshotUri returns the JPEG snapshot address of profile, from
+// Media2 when the camera has only that (after Discover).
 func (c *Client) GetSnapshotUri(ctx context.Context, profile string) (string, error) {
+	if m2 := c.media2(); m2 != "" {
+		body := `<GetSnapshotUri xmlns="` + nsMedia2 + `"><ProfileToken>` + xmlEscape(profile) + `</ProfileToken></GetSnapshotUri>`
+		env, err := c.call(ctx, m2, nsMedia2+"/GetSnapshotUri", body, true)
+		if err != nil {
+			return "", err
+		}
+		return media2URI(env, "GetSnapshotUriResponse")
+	}
 	body := `<GetSnapshotUri xmlns="` + nsMedia + `"><ProfileToken>` + xmlEscape(profile) + `</ProfileToken></GetSnapshotUri>`
 	env, err := c.call(ctx, c.endpoint(false), nsMedia+"/GetSnapshotUri", body, true)
 	if err != nil {
@@ -76,6 +105,15 @@ func mediaURI(env *Envelope, resp string) (string, error) {
 	u := env.Body.Path(resp, "MediaUri", "Uri").Value()
 	if u == "" {
 		return "", fmt.Errorf("%s: %w: no MediaUri/Uri", resp, ErrMalformed)
+	}
+	return u, nil
+}
+
+// media2URI reads the Uri of a Media2 response (resp).
+func media2URI(env *Envelope, resp string) (string, error) {
+	u := env.Body.Path(resp, "Uri").Value()
+	if u == "" {
+		return "", fmt.Errorf("%s: %w: no Uri", resp, ErrMalformed)
 	}
 	return u, nil
 }

@@ -99,27 +99,34 @@ func (p *PullPoint) Run(ctx context.Context) error {
 			}
 			return err
 		}
-		now := c.now()
-		off := c.ClockOffset()
-		for _, n := range res.Messages {
-			t := now
-			// The camera's time, corrected by the offset, unless it is
-			// unset or far from now (a camera clock that jumped), and never
-			// after it was received (the offset is known to the second).
-			if !n.Time.IsZero() {
-				if lt := n.Time.Add(-off); lt.Sub(now).Abs() < time.Hour && lt.Before(now) {
-					t = lt
-				}
-			}
-			if p.OnNotification != nil {
-				p.OnNotification(n, t)
-			}
-			for _, e := range p.Joiner.Add(n, t) {
-				p.OnEvent(e)
-			}
-		}
+		now := deliver(c, p.Joiner, res.Messages, p.OnNotification, p.OnEvent)
 		for _, e := range p.Joiner.Expire(now) {
 			p.OnEvent(e)
 		}
 	}
+}
+
+// deliver hands notifications received now to onNotification and joiner,
+// and joined events to onEvent; it returns now. Each notification's time
+// is the camera's, corrected by the clock offset, unless it is unset or
+// far from now (a camera clock that jumped), and never after it was
+// received (the offset is known to the second).
+func deliver(c *Client, joiner *Joiner, msgs []Notification, onNotification func(Notification, time.Time), onEvent func(Event)) time.Time {
+	now := c.now()
+	off := c.ClockOffset()
+	for _, n := range msgs {
+		t := now
+		if !n.Time.IsZero() {
+			if lt := n.Time.Add(-off); lt.Sub(now).Abs() < time.Hour && lt.Before(now) {
+				t = lt
+			}
+		}
+		if onNotification != nil {
+			onNotification(n, t)
+		}
+		for _, e := range joiner.Add(n, t) {
+			onEvent(e)
+		}
+	}
+	return now
 }

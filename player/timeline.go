@@ -29,6 +29,9 @@ type Event struct {
 	// its name.
 	Type        int    `json:"type"`
 	Description string `json:"description"`
+	// Label is what the event says beside its type (a licence plate
+	// read's plate), shown with it on hover; "" when nothing.
+	Label string `json:"label,omitempty"`
 }
 
 // TimelineData is the answer of TimelineHandler.

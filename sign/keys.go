@@ -33,6 +33,9 @@ const (
 	RTMPKey Purpose = "rtmp push key"
 	// LPRKey derives the keys of the URLs cameras push plate reads to.
 	LPRKey Purpose = "lpr push key"
+	// ONVIFNotifyKey derives the keys of the URLs cameras in ONVIF push
+	// mode send their events to.
+	ONVIFNotifyKey Purpose = "onvif notify key"
 	// CameraSeal is the AES-256-GCM key that seals camera credentials.
 	CameraSeal Purpose = "camera credentials"
 	// ExportManifest is the seed of the Ed25519 key that signs the
@@ -42,7 +45,7 @@ const (
 
 // Purposes returns every purpose.
 func Purposes() []Purpose {
-	return []Purpose{APIDigest, APIHash, APIPlayer, StorageURL, LiveURL, RTMPKey, LPRKey, CameraSeal, ExportManifest}
+	return []Purpose{APIDigest, APIHash, APIPlayer, StorageURL, LiveURL, RTMPKey, LPRKey, ONVIFNotifyKey, CameraSeal, ExportManifest}
 }
 
 // MinSecretLen is the shortest secret accepted, in bytes.

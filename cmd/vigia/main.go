@@ -36,6 +36,8 @@ Usage:
                                                        one video from recordings in storage (FROM, TO: Unix ms or RFC 3339)
   vigia config check FILE                              validates a configuration file
   vigia cameras   [--config FILE] [--json]             cameras of the cluster with status and node (from NATS)
+  vigia cameras discover [--range CIDR,...] [--port P] [--wait D] [--json] [--config FILE]
+                                                       ONVIF cameras answering a WS-Discovery probe from this machine
   vigia doctor    [--config FILE] [--KEY VALUE ...]   checks FFmpeg, storage, NATS, clock and spool space
   vigia nats      [--config FILE] [--nats.listen H:P] a standalone NATS server with JetStream (no nats-server needed)
   vigia verify    --config FILE --camera ID --from FROM --to TO
@@ -82,7 +84,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "config":
 		err = runConfig(args[1:], stdout)
 	case "cameras":
-		err = runCameras(args[1:], stdout)
+		if len(args) > 1 && args[1] == "discover" {
+			err = runDiscover(args[2:], stdout)
+		} else {
+			err = runCameras(args[1:], stdout)
+		}
 	case "doctor":
 		err = runDoctor(args[1:], stdout)
 	case "nats":

@@ -41,6 +41,10 @@ type Options struct {
 	Addr string
 	// MaxPullWait bounds how long a PullMessages waits. It defaults to 2 s.
 	MaxPullWait time.Duration
+	// Media2Only serves profiles and stream addresses from the Media2
+	// service (ver20, testdata/common/media2) alone, as cameras without
+	// the Media service do; GetServices lists no Media service.
+	Media2Only bool
 }
 
 // Camera is a running fake camera.
@@ -59,6 +63,9 @@ type Camera struct {
 	subs   map[string]*subscription
 	nextID int
 	calls  map[string]int
+	// notified counts the Notify messages consumers accepted (2xx).
+	notified int
+	senders  sync.WaitGroup
 }
 
 type subscription struct {
@@ -66,6 +73,9 @@ type subscription struct {
 	queue   []string
 	wake    chan struct{}
 	expires time.Time
+	// consumer is the address Notify messages are sent to (a base
+	// notification subscription); "" for a PullPoint.
+	consumer string
 }
 
 // maxQueue bounds the notifications waiting in one subscription.
@@ -107,6 +117,7 @@ func (c *Camera) Close() {
 	}
 	c.mu.Unlock()
 	_ = c.srv.Close()
+	c.senders.Wait()
 }
 
 // Set changes the state of an alarm kind (testdata/{vendor}/notify/{kind}.xml)
@@ -286,6 +297,7 @@ func (c *Camera) digestOK(r *http.Request) bool {
 const (
 	pathDevice = "/onvif/device_service"
 	pathMedia  = "/onvif/Media"
+	pathMedia2 = "/onvif/Media2"
 	pathEvents = "/onvif/Events"
 )
 
@@ -299,7 +311,13 @@ func (c *Camera) answer(r *http.Request, env *onvif.Envelope, op string) (string
 		want = pathDevice
 	case "GetProfiles", "GetStreamUri", "GetSnapshotUri", "GetVideoSources", "GetProfile":
 		want = pathMedia
-	case "CreatePullPointSubscription", "GetEventProperties", "GetServiceCapabilities":
+		if c.opts.Media2Only {
+			if env.First().Space != "http://www.onvif.org/ver20/media/wsdl" {
+				return "ActionNotSupported", http.StatusBadRequest
+			}
+			want = pathMedia2
+		}
+	case "CreatePullPointSubscription", "Subscribe", "GetEventProperties", "GetServiceCapabilities":
 		want = pathEvents
 	case "PullMessages", "Renew", "Unsubscribe":
 		return c.subscriptionOp(r, env, op)
@@ -319,7 +337,7 @@ func (c *Camera) answer(r *http.Request, env *onvif.Envelope, op string) (string
 	data := map[string]any{
 		"Base": c.Base, "Host": strings.TrimPrefix(c.Base, "http://"), "Now": now.Format(time.RFC3339),
 		"Y": now.Year(), "Mo": int(now.Month()), "D": now.Day(), "H": now.Hour(), "Mi": now.Minute(), "S": now.Second(),
-		"MediaURL": c.Base + pathMedia, "EventsURL": c.Base + pathEvents,
+		"MediaURL": c.Base + pathMedia, "Media2URL": c.Base + pathMedia2, "EventsURL": c.Base + pathEvents,
 	}
 	if v.SingleEndpoint {
 		data["MediaURL"], data["EventsURL"] = c.URL, c.URL
@@ -331,10 +349,14 @@ func (c *Camera) answer(r *http.Request, env *onvif.Envelope, op string) (string
 		if op == "GetStreamUri" && c.opts.StreamURI != "" {
 			data["Override"] = c.opts.StreamURI
 		}
-	case "CreatePullPointSubscription":
-		return c.createSubscription(env, data)
+	case "CreatePullPointSubscription", "Subscribe":
+		return c.createSubscription(env, op, data)
 	}
-	out, err := c.render(op+".xml", data)
+	name := op + ".xml"
+	if c.opts.Media2Only && (want == pathMedia2 || op == "GetServices") {
+		name = "media2/" + name
+	}
+	out, err := c.render(name, data)
 	if err != nil {
 		return "ActionNotSupported", http.StatusBadRequest
 	}
@@ -366,17 +388,31 @@ func parseDuration(s string) time.Duration {
 	return d
 }
 
-func (c *Camera) createSubscription(env *onvif.Envelope, data map[string]any) (string, int) {
+// createSubscription makes a PullPoint (op CreatePullPointSubscription)
+// or a base notification subscription (op Subscribe, whose messages a
+// sender goroutine POSTs to the consumer address as Notify messages).
+func (c *Camera) createSubscription(env *onvif.Envelope, op string, data map[string]any) (string, int) {
 	term := parseDuration(env.First().Child("InitialTerminationTime").Value())
 	if term <= 0 {
 		term = time.Minute
+	}
+	consumer := ""
+	if op == "Subscribe" {
+		consumer = env.First().Path("ConsumerReference", "Address").Value()
+		if !strings.HasPrefix(consumer, "http://") && !strings.HasPrefix(consumer, "https://") {
+			return "InvalidArgVal", http.StatusBadRequest
+		}
 	}
 	v := c.opts.Vendor
 	c.mu.Lock()
 	c.nextID++
 	id := strconv.Itoa(c.nextID)
-	s := &subscription{id: id, wake: make(chan struct{}, 1), expires: time.Now().Add(term)}
+	s := &subscription{id: id, wake: make(chan struct{}, 1), expires: time.Now().Add(term), consumer: consumer}
 	c.subs[id] = s
+	if consumer != "" {
+		c.senders.Add(1)
+		go c.send(s)
+	}
 	states := make(map[string]bool, len(v.Kinds))
 	for _, k := range v.Kinds {
 		states[k] = c.states[k]
@@ -402,11 +438,63 @@ func (c *Camera) createSubscription(env *onvif.Envelope, data map[string]any) (s
 	data["SubAddress"] = addr
 	data["SubID"] = id
 	data["Term"] = c.now().Add(term).Format(time.RFC3339)
-	out, err := c.render("CreatePullPointSubscription.xml", data)
+	out, err := c.render(op+".xml", data)
 	if err != nil {
 		return "ActionNotSupported", http.StatusBadRequest
 	}
 	return out, http.StatusOK
+}
+
+// send POSTs the messages of push subscription s to its consumer, as
+// Notify messages, until the subscription ends (unsubscribed, expired,
+// dropped by Reboot) or the camera closes. A message the consumer does not
+// accept is dropped, as cameras do.
+func (c *Camera) send(s *subscription) {
+	defer c.senders.Done()
+	client := &http.Client{Timeout: 5 * time.Second}
+	check := time.NewTicker(50 * time.Millisecond)
+	defer check.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-s.wake:
+		case <-check.C:
+		}
+		c.mu.Lock()
+		live := c.subs[s.id] == s && time.Now().Before(s.expires)
+		msgs := strings.Join(s.queue, "")
+		s.queue = nil
+		c.mu.Unlock()
+		if !live {
+			return
+		}
+		if msgs == "" {
+			continue
+		}
+		body, err := c.render("Notify.xml", map[string]any{"Messages": msgs, "Consumer": s.consumer})
+		if err != nil {
+			continue
+		}
+		res, err := client.Post(s.consumer, "application/soap+xml; charset=utf-8", strings.NewReader(body))
+		if err != nil {
+			continue
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode/100 == 2 {
+			c.mu.Lock()
+			c.notified++
+			c.mu.Unlock()
+		}
+	}
+}
+
+// Notified is the number of Notify messages consumers accepted.
+func (c *Camera) Notified() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.notified
 }
 
 // lookup finds the subscription a request addresses.

@@ -15,6 +15,9 @@ type Discovery struct {
 	conn *net.UDPConn
 	cams []*Camera
 	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	probes int
 }
 
 // wsDiscoveryAddr is the WS-Discovery multicast group and port.
@@ -27,10 +30,39 @@ func StartDiscovery(cams ...*Camera) (*Discovery, error) {
 	if err != nil {
 		return nil, err
 	}
+	return serveDiscovery(conn, cams), nil
+}
+
+// ListenDiscovery answers probes sent to the UDP address addr (unicast,
+// as to one address of a range; "127.0.0.1:0" picks a port, see Addr)
+// with the device addresses of cams until Close.
+func ListenDiscovery(addr string, cams ...*Camera) (*Discovery, error) {
+	ua, err := net.ResolveUDPAddr("udp4", addr)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.ListenUDP("udp4", ua)
+	if err != nil {
+		return nil, err
+	}
+	return serveDiscovery(conn, cams), nil
+}
+
+func serveDiscovery(conn *net.UDPConn, cams []*Camera) *Discovery {
 	d := &Discovery{conn: conn, cams: cams}
 	d.wg.Add(1)
 	go d.serve()
-	return d, nil
+	return d
+}
+
+// Addr is the address the responder listens on.
+func (d *Discovery) Addr() *net.UDPAddr { return d.conn.LocalAddr().(*net.UDPAddr) }
+
+// Probes is the number of probes answered.
+func (d *Discovery) Probes() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.probes
 }
 
 // Close stops answering and waits for the responder to end.
@@ -52,6 +84,9 @@ func (d *Discovery) serve() {
 			continue
 		}
 		relates := env.Header.Find("MessageID").Value()
+		d.mu.Lock()
+		d.probes++
+		d.mu.Unlock()
 		for _, c := range d.cams {
 			_, _ = d.conn.WriteToUDP([]byte(probeMatch(relates, c)), from)
 		}
@@ -73,6 +108,6 @@ func probeMatch(relates string, c *Camera) string {
 		`<wsa:Action SOAP-ENV:mustUnderstand="true">http://schemas.xmlsoap.org/ws/2005/04/discovery/ProbeMatches</wsa:Action></SOAP-ENV:Header>` +
 		`<SOAP-ENV:Body><wsdd:ProbeMatches><wsdd:ProbeMatch><wsa:EndpointReference><wsa:Address>urn:uuid:` + uuid() + `</wsa:Address></wsa:EndpointReference>` +
 		`<wsdd:Types>tdn:NetworkVideoTransmitter</wsdd:Types>` +
-		`<wsdd:Scopes>onvif://www.onvif.org/type/video_encoder onvif://www.onvif.org/Profile/Streaming onvif://www.onvif.org/name/` + c.opts.Vendor.Name + ` onvif://www.onvif.org/location/</wsdd:Scopes>` +
+		`<wsdd:Scopes>onvif://www.onvif.org/type/video_encoder onvif://www.onvif.org/Profile/Streaming onvif://www.onvif.org/name/` + c.opts.Vendor.Name + ` onvif://www.onvif.org/hardware/` + c.opts.Vendor.Model + ` onvif://www.onvif.org/location/</wsdd:Scopes>` +
 		`<wsdd:XAddrs>` + c.URL + `</wsdd:XAddrs><wsdd:MetadataVersion>1</wsdd:MetadataVersion></wsdd:ProbeMatch></wsdd:ProbeMatches></SOAP-ENV:Body></SOAP-ENV:Envelope>`
 }

@@ -3,6 +3,8 @@ package onviftest_test
 import (
 	"bytes"
 	"context"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigia/vigia/onvif"
 	"github.com/vigia/vigia/onvif/onviftest"
 )
 
@@ -20,14 +23,7 @@ import (
 // with a preloaded shim (testdata/preload) that keeps loopback on, so that
 // it hears a camera on the same host.
 func TestOnvifUtil(t *testing.T) {
-	util, err := exec.LookPath("onvif-util")
-	need(t, err == nil, "onvif-util (Debian package onvif-tools)")
-	cc, err := exec.LookPath("cc")
-	need(t, err == nil, "a C compiler (for the multicast loopback shim)")
-	shim := filepath.Join(t.TempDir(), "multicast_loop.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", shim, filepath.Join("testdata", "preload", "multicast_loop.c"), "-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("shim: %v: %s", err, out)
-	}
+	util, shim := onvifUtil(t)
 	// Every vendor but Dahua, whose fake takes HTTP digest only, which
 	// onvif-util 1.4.4 does not speak.
 	for _, name := range []string{"hikvision", "axis", "bosch", "hanwha", "tapo", "reolink"} {
@@ -62,6 +58,72 @@ func TestOnvifUtil(t *testing.T) {
 			}
 			if cam.Calls("GetDeviceInformation") == 0 || cam.Calls("GetStreamUri") == 0 {
 				t.Errorf("camera answered GetDeviceInformation %d times, GetStreamUri %d times", cam.Calls("GetDeviceInformation"), cam.Calls("GetStreamUri"))
+			}
+		})
+	}
+}
+
+// onvifUtil returns the path of onvif-util and of the multicast loopback
+// shim it runs with.
+func onvifUtil(t *testing.T) (util, shim string) {
+	t.Helper()
+	util, err := exec.LookPath("onvif-util")
+	need(t, err == nil, "onvif-util (Debian package onvif-tools)")
+	cc, err := exec.LookPath("cc")
+	need(t, err == nil, "a C compiler (for the multicast loopback shim)")
+	shim = filepath.Join(t.TempDir(), "multicast_loop.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", shim, filepath.Join("testdata", "preload", "multicast_loop.c"), "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("shim: %v: %s", err, out)
+	}
+	return util, shim
+}
+
+// TestDiscoveryAgreesWithOnvifUtil: onvif-util's network scan (-a) and
+// Vigia's WS-Discovery client (onvif.Probe) read the same camera, name and
+// model from the fake responder's ProbeMatches.
+func TestDiscoveryAgreesWithOnvifUtil(t *testing.T) {
+	util, shim := onvifUtil(t)
+	for _, name := range []string{"bosch", "hanwha"} {
+		t.Run(name, func(t *testing.T) {
+			v, _ := onviftest.VendorByName(name)
+			cam, err := onviftest.Start(onviftest.Options{Vendor: v, User: "admin", Password: "Secret1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cam.Close()
+			disc, err := onviftest.StartDiscovery(cam)
+			if err != nil {
+				t.Fatalf("ws-discovery responder: %v", err)
+			}
+			defer disc.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, util, "-a")
+			cmd.Env = append(os.Environ(), "LD_PRELOAD="+shim)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("onvif-util -a: %v\n%s", err, out)
+			}
+
+			conn, err := net.ListenUDP("udp4", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+			defer pcancel()
+			ms, err := onvif.Probe(pctx, conn, []netip.AddrPort{onvif.DiscoveryGroup}, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ours string
+			for _, m := range ms {
+				if len(m.XAddrs) > 0 && m.XAddrs[0] == cam.URL {
+					ours = m.Host() + " (" + m.Scope("name") + " " + m.Scope("hardware") + ")"
+				}
+			}
+			if ours == "" || !strings.Contains(string(out), ours) {
+				t.Fatalf("Vigia read %q; onvif-util -a printed:\n%s", ours, out)
 			}
 		})
 	}

@@ -20,6 +20,9 @@ const (
 type Vendor struct {
 	// Name is the fixture directory under testdata.
 	Name string
+	// Model is the model the camera gives in its WS-Discovery hardware
+	// scope (escaped as a URI path: GetDeviceInformation's Model).
+	Model string
 	// Auth is the authentication the camera requires.
 	Auth Auth
 	// SingleEndpoint answers every service on the device address and
@@ -38,13 +41,13 @@ type Vendor struct {
 
 // Vendors are the camera families the fixtures model.
 var Vendors = []Vendor{
-	{Name: "hikvision", Kinds: []string{"motion", "tamper", "field", "line", "input", "sound"}},
-	{Name: "axis", ReferenceParameters: true, Kinds: []string{"motion", "tamper", "input", "sound", "loitering"}},
-	{Name: "dahua", Auth: AuthDigest, Kinds: []string{"motion", "tamper", "field", "input", "sound", "videoloss"}},
-	{Name: "bosch", ReferenceParameters: true, Kinds: []string{"motion", "scene", "dark", "input"}},
-	{Name: "hanwha", Kinds: []string{"motion", "tamper", "input", "sound", "loitering"}},
-	{Name: "tapo", SingleEndpoint: true, Kinds: []string{"motion", "people", "vehicle", "tamper", "line"}},
-	{Name: "reolink", StrictAddressing: true, Kinds: []string{"motion", "people", "vehicle"}},
+	{Name: "hikvision", Model: "DS-2CD2143G2-I", Kinds: []string{"motion", "tamper", "field", "line", "input", "sound"}},
+	{Name: "axis", Model: "P3245-LVE", ReferenceParameters: true, Kinds: []string{"motion", "tamper", "input", "sound", "loitering"}},
+	{Name: "dahua", Model: "IPC-HFW2431S-S-S2", Auth: AuthDigest, Kinds: []string{"motion", "tamper", "field", "input", "sound", "videoloss"}},
+	{Name: "bosch", Model: "FLEXIDOME%20IP%205000i", ReferenceParameters: true, Kinds: []string{"motion", "scene", "dark", "input"}},
+	{Name: "hanwha", Model: "XNV-6080R", Kinds: []string{"motion", "tamper", "input", "sound", "loitering"}},
+	{Name: "tapo", Model: "C200", SingleEndpoint: true, Kinds: []string{"motion", "people", "vehicle", "tamper", "line"}},
+	{Name: "reolink", Model: "RLC-810A", StrictAddressing: true, Kinds: []string{"motion", "people", "vehicle"}},
 }
 
 // VendorByName returns the vendor named name.

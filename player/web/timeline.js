@@ -97,7 +97,8 @@
         d.style.backgroundColor = EVENT_COLORS[ev.type] || '#fff';
         d.dataset.at = String(ev.at_ms);
         d.dataset.type = String(ev.type);
-        d.title = (ev.description || 'event') + ' ' + fmt(ev.at_ms, true);
+        if (ev.label) { d.dataset.label = ev.label; }
+        d.title = (ev.description || 'event') + (ev.label ? ' ' + ev.label : '') + ' ' + fmt(ev.at_ms, true);
         evs.appendChild(d);
       });
       (cfg.ranges || []).forEach(function (r) {
