@@ -2,13 +2,9 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,8 +17,10 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/cluster"
+	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/retention"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/thumbs"
 )
 
@@ -139,41 +137,20 @@ func (a *App) closeAPI() {
 }
 
 // loadOperatorToken returns the configured operator tokens (comma-separated),
-// or the one kept under dataDir, generating it on first use; generated is
-// the new token when one was just made, to print once.
+// or the one kept under dataDir (sign.Kept), generating it on first use;
+// generated is the new token when one was just made, to print once.
 func loadOperatorToken(configured, dataDir string) (tokens []string, generated string, err error) {
 	if configured != "" {
-		for _, t := range strings.Split(configured, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				tokens = append(tokens, t)
-			}
-		}
-		return tokens, "", nil
+		return config.SplitList(configured), "", nil
 	}
-	path := filepath.Join(dataDir, "operator_token")
-	b, err := os.ReadFile(path)
-	if err == nil {
-		t := strings.TrimSpace(string(b))
-		if len(t) < 32 {
-			return nil, "", fmt.Errorf("operator token file %s is too short", path)
-		}
-		return []string{t}, "", nil
+	t, made, err := sign.Kept(filepath.Join(dataDir, "operator_token"), "vgo_", 24)
+	if err != nil {
+		return nil, "", fmt.Errorf("operator token: %w", err)
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("read operator token: %w", err)
+	if made {
+		generated = t
 	}
-	raw := make([]byte, 24)
-	if _, err := rand.Read(raw); err != nil {
-		return nil, "", err
-	}
-	t := "vgo_" + hex.EncodeToString(raw)
-	if err := os.MkdirAll(dataDir, 0o750); err != nil {
-		return nil, "", fmt.Errorf("create data dir: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
-		return nil, "", fmt.Errorf("write operator token: %w", err)
-	}
-	return []string{t}, t, nil
+	return []string{t}, generated, nil
 }
 
 // apiLive finds the node recording a camera (its lease in the assign

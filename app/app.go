@@ -161,7 +161,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	}, log.With(zap.String("component", "bus"))); err != nil {
 		return a, fmt.Errorf("nats: %w", err)
 	}
-	if err = checkClusterSecret(ctx, a.bus, cfg.NodeID, a.secret, []byte(cfg.Security.PreviousSecret)); err != nil {
+	if err = cluster.CheckSecret(ctx, a.bus.Bucket(bus.BucketCluster), cfg.NodeID, a.secret, []byte(cfg.Security.PreviousSecret)); err != nil {
 		return a, err
 	}
 	a.outbox = bus.NewOutbox(a.bus, 0, log.With(zap.String("component", "outbox")))
