@@ -15,8 +15,10 @@ import (
 )
 
 // startCluster puts the node's static and synthetic cameras in the NATS
-// registry and joins the cluster, which tells the recorder which cameras to
-// record as this node takes and releases their leases.
+// registry (sealed there for whichever node records them; see
+// recorder.Recorder.Register) and joins the cluster, which tells the
+// recorder which cameras to record as this node takes and releases their
+// leases.
 func (a *App) startCluster(ctx context.Context) error {
 	for _, c := range a.static {
 		if err := a.rec.Register(ctx, c); err != nil {
