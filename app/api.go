@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -153,10 +152,9 @@ func loadOperatorToken(configured, dataDir string) (tokens []string, generated s
 	return []string{t}, generated, nil
 }
 
-// apiLive finds the node recording a camera (its lease in the assign
-// bucket, the node's address in the nodes bucket) and signs a live URL
-// there, valid until the expiry the API asks for; without the cluster,
-// this node when it records the camera.
+// apiLive signs a camera's live URL, valid until the expiry the API asks
+// for, on the node recording it: this node when it does, else the node
+// holding its lease (cluster.HolderLiveURL); none when no node records it.
 type apiLive struct{ a *App }
 
 func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool, exp time.Time) (string, string, error) {
@@ -166,24 +164,10 @@ func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool, exp time
 			return a.liveURL(a.URL(), camera, hls, exp), a.URL(), nil
 		}
 	}
-	// Another node (or, on an API node, any recorder) holds the camera.
-	raw, _, err := a.bus.KVGet(ctx, bus.BucketAssign, camera)
-	if err != nil {
-		return "", "", nil // not assigned: not recorded anywhere now
-	}
-	var lease cluster.Lease
-	if json.Unmarshal(raw, &lease) != nil || lease.Node == "" {
+	base := cluster.HolderLiveURL(ctx, a.bus.Bucket(bus.BucketAssign), a.bus.Bucket(bus.BucketNodes), camera)
+	if base == "" {
 		return "", "", nil
 	}
-	raw, _, err = a.bus.KVGet(ctx, bus.BucketNodes, lease.Node)
-	if err != nil {
-		return "", "", nil
-	}
-	var info cluster.NodeInfo
-	if json.Unmarshal(raw, &info) != nil || info.LiveURL == "" {
-		return "", "", nil
-	}
-	base := strings.TrimRight(info.LiveURL, "/")
 	return a.liveURL(base, camera, hls, exp), base, nil
 }
 

@@ -102,9 +102,5 @@ func (a *App) RecordCamera(c ingest.Camera) error { return a.rec.RecordStatic(c)
 // node does or the lease cannot be read: what `vigia cameras` shows, read
 // without the subcommand knowing the lease's encoding.
 func LeaseHolder(ctx context.Context, b *bus.Bus, id string) string {
-	raw, _, err := b.KVGet(ctx, bus.BucketAssign, id)
-	if err != nil {
-		return ""
-	}
-	return cluster.LeaseNode(raw)
+	return cluster.Holder(ctx, b.Bucket(bus.BucketAssign), id)
 }
