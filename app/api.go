@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -172,27 +171,17 @@ func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool, exp time
 }
 
 // apiSnapshots asks the node recording a camera for a snapshot over NATS
-// (vigia.snapshot.{camera}); the reply is JSON {"key": "...", "error": "..."}.
+// (vigia.snapshot.{camera}, answered by thumbs.Service.Answer).
 type apiSnapshots struct{ b *bus.Bus }
 
 func (s apiSnapshots) TakeSnapshot(ctx context.Context, camera string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, thumbs.SnapshotTimeout)
 	defer cancel()
 	data, err := s.b.RequestSnapshot(ctx, camera)
 	if err != nil {
 		return "", err
 	}
-	var reply struct {
-		Key   string `json:"key"`
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(data, &reply); err != nil {
-		return "", fmt.Errorf("snapshot reply: %w", err)
-	}
-	if reply.Error != "" || reply.Key == "" {
-		return "", fmt.Errorf("snapshot: %s", reply.Error)
-	}
-	return reply.Key, nil
+	return thumbs.SnapshotKey(data)
 }
 
 // apiExporter submits downloadable video jobs through the export package
