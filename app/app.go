@@ -275,7 +275,7 @@ func (a *App) startRecorder() error {
 		func() float64 { return float64(a.spool.Bytes()) },
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
-	a.live = live.New(live.Config{Keys: a.keys, AllowOrigin: a.allowedOrigin, Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
+	a.live = live.New(live.Config{Keys: a.keys, AllowOrigin: live.Origins(a.cfg.HTTP.PublicURL, config.SplitList(a.cfg.HTTP.CORSOrigins)), Registerer: a.reg, Log: a.log.With(zap.String("component", "live"))})
 	if err := a.startWebRTC(); err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -98,38 +97,6 @@ func (a *App) publicHost() string {
 		return ""
 	}
 	return u.Hostname()
-}
-
-// allowedOrigin reports whether a page at origin may read the node's live
-// video cross-origin: the origin of http.public_url, one of
-// http.cors_origins, or, when http.public_url names a loopback host (a
-// node for this machine only), a page on a loopback host (another port of
-// this machine; a DNS-rebinding page has its own name as origin).
-func (a *App) allowedOrigin(origin string) bool {
-	origin = strings.TrimSuffix(origin, "/")
-	if u, err := url.Parse(a.cfg.HTTP.PublicURL); err == nil {
-		if strings.EqualFold(origin, u.Scheme+"://"+u.Host) {
-			return true
-		}
-		if o, err := url.Parse(origin); err == nil && loopbackHost(u.Hostname()) && loopbackHost(o.Hostname()) {
-			return true
-		}
-	}
-	for _, o := range config.SplitList(a.cfg.HTTP.CORSOrigins) {
-		if strings.EqualFold(origin, strings.TrimSuffix(o, "/")) {
-			return true
-		}
-	}
-	return false
-}
-
-// loopbackHost reports whether host is localhost or a loopback address.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // trustedProxies returns http.trusted_proxies (Validate has checked it).
