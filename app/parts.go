@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"go.uber.org/zap"
@@ -49,7 +50,7 @@ func (a *App) startSynth() error {
 	for i := 1; i <= n; i++ {
 		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("synth-%d", i), Codec: synth.CameraCodec(a.cfg.Synth.Codec, i), Audio: true})
 	}
-	srv, err := a.startSynthServer(synth.Config{Cameras: specs, Log: a.log.With(zap.String("component", "synth"))})
+	srv, err := synth.StartKept(synth.Config{Cameras: specs, Log: a.log.With(zap.String("component", "synth"))}, filepath.Join(a.cfg.DataDir, synthAddrFile))
 	if err != nil {
 		return fmt.Errorf("synthetic cameras: %w", err)
 	}
