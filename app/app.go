@@ -185,12 +185,8 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 		}
 		a.memRelease = startMemoryRelease(cfg.Recording.ReleaseMemoryEvery.Duration())
 	}
-	if len(a.opTokens) == 0 && cfg.OperatorToken != "" {
-		for _, t := range strings.Split(cfg.OperatorToken, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				a.opTokens = append(a.opTokens, t)
-			}
-		}
+	if a.opTokens == nil {
+		a.opTokens = config.SplitList(cfg.OperatorToken) // a node without the API
 	}
 	a.serveHTTP()
 	if mode.Synth && cfg.Synth.Cameras > 0 {
