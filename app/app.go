@@ -4,6 +4,13 @@
 // imports it, and so does bench (behind `vigia bench`), which builds its
 // recorder node through New, as `vigia recorder` does, to measure it in
 // its own process; no other package does.
+//
+// It decides nothing about cameras, nodes, limits or retention: each rule
+// lives with what it concerns (the secret's check in the cluster, a push
+// URL in rtmp, a camera's source and status in the recorder, its event
+// keep in retention), and app hands it the configuration and connects its
+// hooks. What remains here are adapters that map one package's interface
+// to another's.
 package app
 
 import (
