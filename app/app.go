@@ -21,7 +21,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -330,20 +329,10 @@ func (a *App) uploadSegment(ctx context.Context, seg segmenter.Segment, body io.
 	if key == "" {
 		return fmt.Errorf("segment of camera %q has no valid key", seg.Camera)
 	}
-	md := map[string]string{
-		"codec":     string(seg.Codec),
-		"width":     strconv.Itoa(seg.Width),
-		"height":    strconv.Itoa(seg.Height),
-		"init-size": strconv.FormatInt(seg.InitSize, 10),
-		"frames":    strconv.Itoa(seg.Frames),
-		"node":      a.cfg.NodeID,
-	}
-	if seg.AudioCodec != "" {
-		md["audio-codec"] = string(seg.AudioCodec)
-	}
-	if seg.Recovered {
-		md["recovered"] = "1"
-	}
+	md := storage.SegmentMeta{
+		Codec: string(seg.Codec), Width: seg.Width, Height: seg.Height, InitSize: seg.InitSize, Frames: seg.Frames,
+		Node: a.cfg.NodeID, AudioCodec: string(seg.AudioCodec), Recovered: seg.Recovered,
+	}.Metadata()
 	meta, tags := a.days.Attrs(ctx, seg.Camera)
 	maps.Copy(md, meta)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
