@@ -77,6 +77,11 @@ type Mode struct {
 	// cluster's secret, never make its own.
 	RequireSecret bool
 
+	// LocalAccess lets clients on this machine read the recordings page
+	// and the details of /readyz without an operator token
+	// (api.PageAccess): the one-machine `serve`.
+	LocalAccess bool
+
 	// DecoderCommand starts a decoder process: the vigia binary and
 	// `decode` (decodeproc.Subcommand). Thumbnails, snapshots, motion
 	// detection and export thumbnails decode in such processes; without

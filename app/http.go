@@ -66,10 +66,10 @@ func (a *App) serveHTTP() {
 
 // nodePage is the node's recordings page: cameras from the recorder,
 // segments from the catalogue, the cluster's completeness from the status
-// records; operator tokens, or none from this machine on a `serve` node.
+// records; operator tokens, or none from this machine with Mode.LocalAccess.
 func (a *App) nodePage() *player.NodePage {
 	p := &player.NodePage{
-		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve", a.publicHost()),
+		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.LocalAccess, a.publicHost()),
 		Node:            a.cfg.NodeID,
 		Store:           a.store,
 		SignedURLExpiry: time.Duration(a.cfg.Storage.SignedURLExpiry),
@@ -186,8 +186,8 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyzDetails reports whether r may read the details of /readyz: with
-// an operator token (?token=), or on a `serve` node from this machine, as
-// the recordings page (api.PageAccess).
+// an operator token (?token=), or from this machine on a node with
+// Mode.LocalAccess, as the recordings page (api.PageAccess).
 func (a *App) readyzDetails(r *http.Request) bool {
-	return api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve", a.publicHost())(r)
+	return api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.LocalAccess, a.publicHost())(r)
 }
