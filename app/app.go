@@ -45,6 +45,7 @@ import (
 	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/thumbs/decodeproc"
+	"github.com/vigia/vigia/thumbs/decoder"
 )
 
 // Mode says which parts a process runs.
@@ -111,7 +112,7 @@ type App struct {
 	webrtc  *live.WebRTC // WebRTC viewers of live, nil when webrtc.enabled is off
 
 	opTokens   []string // operator tokens, for the node's recordings page
-	memRelease *memoryRelease
+	memRelease *decoder.MemoryRelease
 	node       *cluster.Node
 	static     []ingest.Camera
 	api        *apiPart
@@ -194,7 +195,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 		if err = a.startRecorder(); err != nil {
 			return a, err
 		}
-		a.memRelease = startMemoryRelease(cfg.Recording.ReleaseMemoryEvery.Duration())
+		a.memRelease = decoder.StartMemoryRelease(cfg.Recording.ReleaseMemoryEvery.Duration())
 	}
 	if a.opTokens == nil {
 		a.opTokens = config.SplitList(cfg.OperatorToken) // a node without the API
@@ -378,7 +379,7 @@ func (a *App) segmentStored(seg segmenter.Segment, latency time.Duration) {
 // their open segments finished, spooled segments uploaded (for up to 20 s;
 // the rest stays in the spool for the next start), NATS messages flushed.
 func (a *App) Close() {
-	a.memRelease.close()
+	a.memRelease.Close()
 	if a.httpDone != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		_ = a.http.Shutdown(ctx)
