@@ -94,19 +94,10 @@ func (a *App) startAPI(ctx context.Context) error {
 	}()
 	go func() { // exits when stopEvents is called (Close)
 		defer close(a.api.eventsDone)
-		for evCtx.Err() == nil {
-			err := a.bus.ConsumeEvents(evCtx, eventsDurable, func(ctx context.Context, e bus.Event) error {
-				return srv.StoreEvent(ctx, api.EventIn{ID: e.ID, Camera: e.Camera, Type: e.Type, At: time.UnixMilli(e.AtMs), ImageKey: e.ImageKey,
-					Plate: e.Plate, Confidence: e.Confidence})
-			})
-			if err != nil && evCtx.Err() == nil {
-				a.log.Warn("events consumer stopped; restarting", zap.Error(err))
-				select {
-				case <-evCtx.Done():
-				case <-time.After(2 * time.Second):
-				}
-			}
-		}
+		a.bus.KeepConsumingEvents(evCtx, eventsDurable, func(ctx context.Context, e bus.Event) error {
+			return srv.StoreEvent(ctx, api.EventIn{ID: e.ID, Camera: e.Camera, Type: e.Type, At: time.UnixMilli(e.AtMs), ImageKey: e.ImageKey,
+				Plate: e.Plate, Confidence: e.Confidence})
+		})
 	}()
 	return nil
 }
