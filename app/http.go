@@ -151,7 +151,7 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res := readiness{Ready: true, Storage: a.store.Describe(), NATS: a.bus.Describe()}
 	if a.thumbs != nil {
-		res.Thumbnails = a.thumbnailsStatus()
+		res.Thumbnails = a.thumbs.svc.Status()
 	}
 	if err := a.store.Ping(ctx); err != nil {
 		res.Ready = false

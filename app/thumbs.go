@@ -37,15 +37,6 @@ func (a *App) startDecoders() {
 // Decoders returns the pool of decoder processes.
 func (a *App) Decoders() *decodeproc.Pool { return a.decoders }
 
-// thumbnailsStatus is the "thumbnails" field of /readyz: "available", or
-// why not.
-func (a *App) thumbnailsStatus() string {
-	if a.thumbs.svc.Available() {
-		return "available"
-	}
-	return "unavailable: " + thumbs.UnavailableReason(a.decoders)
-}
-
 // startImaging starts thumbnails, snapshots and motion detection and
 // returns their recorder consumers.
 func (a *App) startImaging() []stream.ConsumerFactory {
