@@ -207,9 +207,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 		}
 	}
 	if mode.Recorder {
-		for _, c := range cfg.Cameras {
-			a.static = append(a.static, ingest.Camera{ID: c.ID, URL: c.URL, Transport: c.Transport, Sound: c.Sound == 1, Trusted: true})
-		}
+		a.static = append(a.static, recorder.Configured(cfg.Cameras)...)
 		if mode.Cluster {
 			if err = a.startCluster(ctx); err != nil {
 				return a, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/ingest"
 )
 
@@ -28,6 +29,17 @@ type Registry interface {
 
 	// PutCamera writes c's record under c.ID.
 	PutCamera(ctx context.Context, c camera.Config) error
+}
+
+// Configured returns the cameras of the operator's configuration as the
+// recorder takes them (RecordStatic, Register): trusted, as the operator's
+// own cameras may reach private addresses, and with sound when sound is 1.
+func Configured(cams []config.Camera) []ingest.Camera {
+	out := make([]ingest.Camera, 0, len(cams))
+	for _, c := range cams {
+		out = append(out, ingest.Camera{ID: c.ID, URL: c.URL, Transport: c.Transport, Sound: c.Sound == 1, Trusted: true})
+	}
+	return out
 }
 
 // staticRecord returns the record of a camera of the operator's
