@@ -127,7 +127,7 @@ func (a *App) SweepRetention(ctx context.Context) (r retention.Report, swept int
 		rep, ok, err := sw.RunOnce(ctx)
 		if ok {
 			swept++
-			r.Cameras, r.Prefixes, r.Objects = r.Cameras+rep.Cameras, r.Prefixes+rep.Prefixes, r.Objects+rep.Objects
+			r.Add(rep)
 		}
 		errs = append(errs, err)
 	}
