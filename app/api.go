@@ -2,16 +2,10 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -21,8 +15,10 @@ import (
 	"github.com/vigia/vigia/bus"
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/cluster"
+	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/retention"
+	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/thumbs"
 )
 
@@ -105,19 +101,10 @@ func (a *App) startAPI(ctx context.Context) error {
 	}()
 	go func() { // exits when stopEvents is called (Close)
 		defer close(a.api.eventsDone)
-		for evCtx.Err() == nil {
-			err := a.bus.ConsumeEvents(evCtx, eventsDurable, func(ctx context.Context, e bus.Event) error {
-				return srv.StoreEvent(ctx, api.EventIn{ID: e.ID, Camera: e.Camera, Type: e.Type, At: time.UnixMilli(e.AtMs), ImageKey: e.ImageKey,
-					Plate: e.Plate, Confidence: e.Confidence})
-			})
-			if err != nil && evCtx.Err() == nil {
-				a.log.Warn("events consumer stopped; restarting", zap.Error(err))
-				select {
-				case <-evCtx.Done():
-				case <-time.After(2 * time.Second):
-				}
-			}
-		}
+		a.bus.KeepConsumingEvents(evCtx, eventsDurable, func(ctx context.Context, e bus.Event) error {
+			return srv.StoreEvent(ctx, api.EventIn{ID: e.ID, Camera: e.Camera, Type: e.Type, At: time.UnixMilli(e.AtMs), ImageKey: e.ImageKey,
+				Plate: e.Plate, Confidence: e.Confidence})
+		})
 	}()
 	return nil
 }
@@ -146,47 +133,25 @@ func (a *App) closeAPI() {
 }
 
 // loadOperatorToken returns the configured operator tokens (comma-separated),
-// or the one kept under dataDir, generating it on first use; generated is
-// the new token when one was just made, to print once.
+// or the one kept under dataDir (sign.Kept), generating it on first use;
+// generated is the new token when one was just made, to print once.
 func loadOperatorToken(configured, dataDir string) (tokens []string, generated string, err error) {
 	if configured != "" {
-		for _, t := range strings.Split(configured, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				tokens = append(tokens, t)
-			}
-		}
-		return tokens, "", nil
+		return config.SplitList(configured), "", nil
 	}
-	path := filepath.Join(dataDir, "operator_token")
-	b, err := os.ReadFile(path)
-	if err == nil {
-		t := strings.TrimSpace(string(b))
-		if len(t) < 32 {
-			return nil, "", fmt.Errorf("operator token file %s is too short", path)
-		}
-		return []string{t}, "", nil
+	t, made, err := sign.Kept(filepath.Join(dataDir, "operator_token"), "vgo_", 24)
+	if err != nil {
+		return nil, "", fmt.Errorf("operator token: %w", err)
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("read operator token: %w", err)
+	if made {
+		generated = t
 	}
-	raw := make([]byte, 24)
-	if _, err := rand.Read(raw); err != nil {
-		return nil, "", err
-	}
-	t := "vgo_" + hex.EncodeToString(raw)
-	if err := os.MkdirAll(dataDir, 0o750); err != nil {
-		return nil, "", fmt.Errorf("create data dir: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
-		return nil, "", fmt.Errorf("write operator token: %w", err)
-	}
-	return []string{t}, t, nil
+	return []string{t}, generated, nil
 }
 
-// apiLive finds the node recording a camera (its lease in the assign
-// bucket, the node's address in the nodes bucket) and signs a live URL
-// there, valid until the expiry the API asks for; without the cluster,
-// this node when it records the camera.
+// apiLive signs a camera's live URL, valid until the expiry the API asks
+// for, on the node recording it: this node when it does, else the node
+// holding its lease (cluster.HolderLiveURL); none when no node records it.
 type apiLive struct{ a *App }
 
 func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool, exp time.Time) (string, string, error) {
@@ -196,49 +161,25 @@ func (l apiLive) LiveURLs(ctx context.Context, camera string, hls bool, exp time
 			return a.liveURL(a.URL(), camera, hls, exp), a.URL(), nil
 		}
 	}
-	// Another node (or, on an API node, any recorder) holds the camera.
-	raw, _, err := a.bus.KVGet(ctx, bus.BucketAssign, camera)
-	if err != nil {
-		return "", "", nil // not assigned: not recorded anywhere now
-	}
-	var lease cluster.Lease
-	if json.Unmarshal(raw, &lease) != nil || lease.Node == "" {
+	base := cluster.HolderLiveURL(ctx, a.bus.Bucket(bus.BucketAssign), a.bus.Bucket(bus.BucketNodes), camera)
+	if base == "" {
 		return "", "", nil
 	}
-	raw, _, err = a.bus.KVGet(ctx, bus.BucketNodes, lease.Node)
-	if err != nil {
-		return "", "", nil
-	}
-	var info cluster.NodeInfo
-	if json.Unmarshal(raw, &info) != nil || info.LiveURL == "" {
-		return "", "", nil
-	}
-	base := strings.TrimRight(info.LiveURL, "/")
 	return a.liveURL(base, camera, hls, exp), base, nil
 }
 
 // apiSnapshots asks the node recording a camera for a snapshot over NATS
-// (vigia.snapshot.{camera}); the reply is JSON {"key": "...", "error": "..."}.
+// (vigia.snapshot.{camera}, answered by thumbs.Service.Answer).
 type apiSnapshots struct{ b *bus.Bus }
 
 func (s apiSnapshots) TakeSnapshot(ctx context.Context, camera string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, thumbs.SnapshotTimeout)
 	defer cancel()
 	data, err := s.b.RequestSnapshot(ctx, camera)
 	if err != nil {
 		return "", err
 	}
-	var reply struct {
-		Key   string `json:"key"`
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(data, &reply); err != nil {
-		return "", fmt.Errorf("snapshot reply: %w", err)
-	}
-	if reply.Error != "" || reply.Key == "" {
-		return "", fmt.Errorf("snapshot: %s", reply.Error)
-	}
-	return reply.Key, nil
+	return thumbs.SnapshotKey(data)
 }
 
 // apiExporter submits downloadable video jobs through the export package

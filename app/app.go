@@ -4,6 +4,13 @@
 // imports it, and so does bench (behind `vigia bench`), which builds its
 // recorder node through New, as `vigia recorder` does, to measure it in
 // its own process; no other package does.
+//
+// It decides nothing about cameras, nodes, limits or retention: each rule
+// lives with what it concerns (the secret's check in the cluster, a push
+// URL in rtmp, a camera's source and status in the recorder, its event
+// keep in retention), and app hands it the configuration and connects its
+// hooks. What remains here are adapters that map one package's interface
+// to another's.
 package app
 
 import (
@@ -14,7 +21,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +46,7 @@ import (
 	"github.com/vigia/vigia/stream"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/thumbs/decodeproc"
+	"github.com/vigia/vigia/thumbs/decoder"
 )
 
 // Mode says which parts a process runs.
@@ -72,6 +79,11 @@ type Mode struct {
 	// cluster's secret, never make its own.
 	RequireSecret bool
 
+	// LocalAccess lets clients on this machine read the recordings page
+	// and the details of /readyz without an operator token
+	// (api.PageAccess): the one-machine `serve`.
+	LocalAccess bool
+
 	// DecoderCommand starts a decoder process: the vigia binary and
 	// `decode` (decodeproc.Subcommand). Thumbnails, snapshots, motion
 	// detection and export thumbnails decode in such processes; without
@@ -101,7 +113,7 @@ type App struct {
 	webrtc  *live.WebRTC // WebRTC viewers of live, nil when webrtc.enabled is off
 
 	opTokens   []string // operator tokens, for the node's recordings page
-	memRelease *memoryRelease
+	memRelease *decoder.MemoryRelease
 	node       *cluster.Node
 	static     []ingest.Camera
 	api        *apiPart
@@ -162,7 +174,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 	}, log.With(zap.String("component", "bus"))); err != nil {
 		return a, fmt.Errorf("nats: %w", err)
 	}
-	if err = checkClusterSecret(ctx, a.bus, cfg.NodeID, a.secret, []byte(cfg.Security.PreviousSecret)); err != nil {
+	if err = cluster.CheckSecret(ctx, a.bus.Bucket(bus.BucketCluster), cfg.NodeID, a.secret, []byte(cfg.Security.PreviousSecret)); err != nil {
 		return a, err
 	}
 	a.outbox = bus.NewOutbox(a.bus, 0, log.With(zap.String("component", "outbox")))
@@ -184,14 +196,10 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 		if err = a.startRecorder(); err != nil {
 			return a, err
 		}
-		a.memRelease = startMemoryRelease(cfg.Recording.ReleaseMemoryEvery.Duration())
+		a.memRelease = decoder.StartMemoryRelease(cfg.Recording.ReleaseMemoryEvery.Duration())
 	}
-	if len(a.opTokens) == 0 && cfg.OperatorToken != "" {
-		for _, t := range strings.Split(cfg.OperatorToken, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				a.opTokens = append(a.opTokens, t)
-			}
-		}
+	if a.opTokens == nil {
+		a.opTokens = config.SplitList(cfg.OperatorToken) // a node without the API
 	}
 	a.serveHTTP()
 	if mode.Synth && cfg.Synth.Cameras > 0 {
@@ -200,9 +208,7 @@ func New(ctx context.Context, cfg *config.Config, mode Mode, log *zap.Logger) (a
 		}
 	}
 	if mode.Recorder {
-		for _, c := range cfg.Cameras {
-			a.static = append(a.static, ingest.Camera{ID: c.ID, URL: c.URL, Transport: c.Transport, Sound: c.Sound == 1, Trusted: true})
-		}
+		a.static = append(a.static, recorder.Configured(cfg.Cameras)...)
 		if mode.Cluster {
 			if err = a.startCluster(ctx); err != nil {
 				return a, err
@@ -276,7 +282,7 @@ func (a *App) startRecorder() error {
 		func() float64 { return float64(a.spool.Bytes()) },
 		func() float64 { return a.spool.OldestAge().Seconds() })
 	decodeErr := func(error) { a.metrics.DecodeErrors.Inc() }
-	a.live = live.New(live.Config{Keys: a.keys, AllowOrigin: a.allowedOrigin, Registerer: a.reg, Log: a.log.With(zap.String("component", "live")),
+	a.live = live.New(live.Config{Keys: a.keys, AllowOrigin: live.Origins(a.cfg.HTTP.PublicURL, config.SplitList(a.cfg.HTTP.CORSOrigins)), Registerer: a.reg, Log: a.log.With(zap.String("component", "live")),
 		TranscodeMax: a.cfg.WebRTC.TranscodeMax})
 	if err := a.startWebRTC(); err != nil {
 		return err
@@ -329,20 +335,10 @@ func (a *App) uploadSegment(ctx context.Context, seg segmenter.Segment, body io.
 	if key == "" {
 		return fmt.Errorf("segment of camera %q has no valid key", seg.Camera)
 	}
-	md := map[string]string{
-		"codec":     string(seg.Codec),
-		"width":     strconv.Itoa(seg.Width),
-		"height":    strconv.Itoa(seg.Height),
-		"init-size": strconv.FormatInt(seg.InitSize, 10),
-		"frames":    strconv.Itoa(seg.Frames),
-		"node":      a.cfg.NodeID,
-	}
-	if seg.AudioCodec != "" {
-		md["audio-codec"] = string(seg.AudioCodec)
-	}
-	if seg.Recovered {
-		md["recovered"] = "1"
-	}
+	md := storage.SegmentMeta{
+		Codec: string(seg.Codec), Width: seg.Width, Height: seg.Height, InitSize: seg.InitSize, Frames: seg.Frames,
+		Node: a.cfg.NodeID, AudioCodec: string(seg.AudioCodec), Recovered: seg.Recovered,
+	}.Metadata()
 	meta, tags := a.days.Attrs(ctx, seg.Camera)
 	maps.Copy(md, meta)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -383,7 +379,7 @@ func (a *App) segmentStored(seg segmenter.Segment, latency time.Duration) {
 // their open segments finished, spooled segments uploaded (for up to 20 s;
 // the rest stays in the spool for the next start), NATS messages flushed.
 func (a *App) Close() {
-	a.memRelease.close()
+	a.memRelease.Close()
 	if a.httpDone != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		_ = a.http.Shutdown(ctx)

@@ -15,8 +15,10 @@ import (
 )
 
 // startCluster puts the node's static and synthetic cameras in the NATS
-// registry and joins the cluster, which tells the recorder which cameras to
-// record as this node takes and releases their leases.
+// registry (sealed there for whichever node records them; see
+// recorder.Recorder.Register) and joins the cluster, which tells the
+// recorder which cameras to record as this node takes and releases their
+// leases.
 func (a *App) startCluster(ctx context.Context) error {
 	for _, c := range a.static {
 		if err := a.rec.Register(ctx, c); err != nil {
@@ -100,9 +102,5 @@ func (a *App) RecordCamera(c ingest.Camera) error { return a.rec.RecordStatic(c)
 // node does or the lease cannot be read: what `vigia cameras` shows, read
 // without the subcommand knowing the lease's encoding.
 func LeaseHolder(ctx context.Context, b *bus.Bus, id string) string {
-	raw, _, err := b.KVGet(ctx, bus.BucketAssign, id)
-	if err != nil {
-		return ""
-	}
-	return cluster.LeaseNode(raw)
+	return cluster.Holder(ctx, b.Bucket(bus.BucketAssign), id)
 }

@@ -55,14 +55,8 @@ func (a *App) closeExport() {
 // keyframeJPEG has a clip's first keyframe (with its parameter sets)
 // decoded by a decoder process and encoded as the video's thumbnail.
 func (a *App) keyframeJPEG(ctx context.Context, kf *export.Keyframe) ([]byte, error) {
-	var nalus [][]byte
-	for _, ps := range [][]byte{kf.VPS, kf.SPS, kf.PPS} {
-		if len(ps) > 0 {
-			nalus = append(nalus, ps)
-		}
-	}
 	res, err := a.decoders.Decode(ctx, &decodeproc.Request{
-		Codec: kf.Codec, Still: true, Units: [][][]byte{append(nalus, kf.NALUs...)},
+		Codec: kf.Codec, Still: true, Units: [][][]byte{kf.Unit()},
 		Image: decodeproc.JPEG, ImageWidth: exportThumbWidth, Quality: 80,
 	})
 	if err != nil {

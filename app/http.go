@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -71,10 +70,10 @@ func (a *App) serveHTTP() {
 
 // nodePage is the node's recordings page: cameras from the recorder,
 // segments from the catalogue, the cluster's completeness from the status
-// records; operator tokens, or none from this machine on a `serve` node.
+// records; operator tokens, or none from this machine with Mode.LocalAccess.
 func (a *App) nodePage() *player.NodePage {
 	p := &player.NodePage{
-		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve", a.publicHost()),
+		Allowed:         api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.LocalAccess, a.publicHost()),
 		Node:            a.cfg.NodeID,
 		Store:           a.store,
 		SignedURLExpiry: time.Duration(a.cfg.Storage.SignedURLExpiry),
@@ -102,38 +101,6 @@ func (a *App) publicHost() string {
 		return ""
 	}
 	return u.Hostname()
-}
-
-// allowedOrigin reports whether a page at origin may read the node's live
-// video cross-origin: the origin of http.public_url, one of
-// http.cors_origins, or, when http.public_url names a loopback host (a
-// node for this machine only), a page on a loopback host (another port of
-// this machine; a DNS-rebinding page has its own name as origin).
-func (a *App) allowedOrigin(origin string) bool {
-	origin = strings.TrimSuffix(origin, "/")
-	if u, err := url.Parse(a.cfg.HTTP.PublicURL); err == nil {
-		if strings.EqualFold(origin, u.Scheme+"://"+u.Host) {
-			return true
-		}
-		if o, err := url.Parse(origin); err == nil && loopbackHost(u.Hostname()) && loopbackHost(o.Hostname()) {
-			return true
-		}
-	}
-	for _, o := range config.SplitList(a.cfg.HTTP.CORSOrigins) {
-		if strings.EqualFold(origin, strings.TrimSuffix(o, "/")) {
-			return true
-		}
-	}
-	return false
-}
-
-// loopbackHost reports whether host is localhost or a loopback address.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // trustedProxies returns http.trusted_proxies (Validate has checked it).
@@ -188,7 +155,7 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res := readiness{Ready: true, Storage: a.store.Describe(), NATS: a.bus.Describe()}
 	if a.thumbs != nil {
-		res.Thumbnails = a.thumbnailsStatus()
+		res.Thumbnails = a.thumbs.svc.Status()
 	}
 	if err := a.store.Ping(ctx); err != nil {
 		res.Ready = false
@@ -223,8 +190,8 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyzDetails reports whether r may read the details of /readyz: with
-// an operator token (?token=), or on a `serve` node from this machine, as
-// the recordings page (api.PageAccess).
+// an operator token (?token=), or from this machine on a node with
+// Mode.LocalAccess, as the recordings page (api.PageAccess).
 func (a *App) readyzDetails(r *http.Request) bool {
-	return api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.Name == "serve", a.publicHost())(r)
+	return api.PageAccess(a.opTokens, a.trustedProxies(), a.mode.LocalAccess, a.publicHost())(r)
 }

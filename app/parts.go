@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"go.uber.org/zap"
@@ -47,13 +48,9 @@ func (a *App) startSynth() error {
 	n := a.cfg.Synth.Cameras
 	var specs []synth.CameraSpec
 	for i := 1; i <= n; i++ {
-		codec := a.cfg.Synth.Codec
-		if codec == "mixed" {
-			codec = []string{"h264", "h265"}[i%2]
-		}
-		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("synth-%d", i), Codec: codec, Audio: true})
+		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("synth-%d", i), Codec: synth.CameraCodec(a.cfg.Synth.Codec, i), Audio: true})
 	}
-	srv, err := a.startSynthServer(synth.Config{Cameras: specs, Log: a.log.With(zap.String("component", "synth"))})
+	srv, err := synth.StartKept(synth.Config{Cameras: specs, Log: a.log.With(zap.String("component", "synth"))}, filepath.Join(a.cfg.DataDir, synthAddrFile))
 	if err != nil {
 		return fmt.Errorf("synthetic cameras: %w", err)
 	}

@@ -10,24 +10,25 @@ import (
 
 // TestReadyzDetails: /readyz answers its status to anyone, and its
 // details (storage, NATS address) only with an operator token, or on a
-// `serve` node to a client on this machine naming it in Host.
+// node with Mode.LocalAccess (serve) to a client on this machine naming it
+// in Host.
 func TestReadyzDetails(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
-		mode    string
+		local   bool
 		query   string
 		host    string
 		details bool
 	}{
-		{"no token", "test", "", "127.0.0.1", false},
-		{"operator token", "test", "?token=" + testOperator, "127.0.0.1", true},
-		{"wrong token", "test", "?token=nope", "127.0.0.1", false},
-		{"serve, local", "serve", "", "localhost", true},
-		{"serve, DNS rebinding", "serve", "", "attacker.example", false},
+		{"no token", false, "", "127.0.0.1", false},
+		{"operator token", false, "?token=" + testOperator, "127.0.0.1", true},
+		{"wrong token", false, "?token=nope", "127.0.0.1", false},
+		{"serve, local", true, "", "localhost", true},
+		{"serve, DNS rebinding", true, "", "attacker.example", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := apiApp(t, Mode{Name: tc.mode}, nil)
+			a := apiApp(t, Mode{Name: "test", LocalAccess: tc.local}, nil)
 			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://%s/readyz%s", a.listener.Addr(), tc.query), nil)
 			req.Host = tc.host
 			res, err := http.DefaultClient.Do(req)

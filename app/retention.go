@@ -35,13 +35,16 @@ func (a *App) startRetention() error {
 // startDBRetention starts, in a process with the database (serve, api),
 // the sweeper of the API's cameras: every camera of the database, those of
 // blocked clients included (the registry no longer lists them), with the
-// history_days the database has at each sweep. One process with the
-// database sweeps at a time, through the lease retention.DatabaseLeaseName.
+// history_days and event keep (retention.EventKeep.For) the database has
+// at each sweep. One process with the database sweeps at a time, through
+// the lease retention.DatabaseLeaseName.
 func (a *App) startDBRetention(d *db.DB) error {
 	if !a.cfg.Retention.Enabled {
 		return nil
 	}
 	a.integrity.holdsDB = d
+	r := a.cfg.Retention
+	def := retention.EventKeep{Days: r.EventKeepDays, PreRoll: time.Duration(r.EventPreRoll), PostRoll: time.Duration(r.EventPostRoll)}
 	sw, err := a.newSweeper(retention.DatabaseLeaseName, "database", func(ctx context.Context) ([]retention.CameraRetention, error) {
 		var out []retention.CameraRetention
 		keep, err := d.EventKeepDays(ctx)
@@ -49,7 +52,10 @@ func (a *App) startDBRetention(d *db.DB) error {
 			return nil, err
 		}
 		err = d.AllCameras(ctx, func(c db.Camera, _ bool) error {
-			out = append(out, retention.CameraRetention{Camera: strconv.FormatInt(c.ID, 10), Days: c.HistoryDays, Client: strconv.FormatInt(c.ClientID, 10), Keep: a.eventKeep(d, c.ID, keep[c.ID])})
+			events := func(ctx context.Context, from, to time.Time) ([]time.Time, error) {
+				return d.EventTimes(ctx, c.ID, from, to)
+			}
+			out = append(out, retention.CameraRetention{Camera: strconv.FormatInt(c.ID, 10), Days: c.HistoryDays, Client: strconv.FormatInt(c.ClientID, 10), Keep: def.For(keep[c.ID], events)})
 			return nil
 		})
 		return out, err
@@ -121,7 +127,7 @@ func (a *App) SweepRetention(ctx context.Context) (r retention.Report, swept int
 		rep, ok, err := sw.RunOnce(ctx)
 		if ok {
 			swept++
-			r.Cameras, r.Prefixes, r.Objects = r.Cameras+rep.Cameras, r.Prefixes+rep.Prefixes, r.Objects+rep.Objects
+			r.Add(rep)
 		}
 		errs = append(errs, err)
 	}

@@ -1,11 +1,8 @@
 package app
 
 import (
+	"cmp"
 	"context"
-	"errors"
-	"net"
-	"net/url"
-	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -43,7 +40,7 @@ func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
 		OnError:       func(r string) { errs.WithLabelValues(r).Inc() },
 		OnRejected:    a.rejectedConnections("rtmp", rtmp.RejectedReasons),
 		OnDecodeError: decodeErr,
-		Claim:         a.claimPush,
+		Claim:         a.pushClaim(),
 		KeyGen:        a.pushKeyGen,
 		Log:           rtmpLog,
 	})
@@ -62,26 +59,15 @@ func (a *App) ingestDrivers(decodeErr func(error)) ingest.Registry {
 // recorder. It listens once a push camera runs (or after Listen).
 func (a *App) RTMPServer() *rtmp.Server { return a.rtmp }
 
-// PushURL returns the rtmp_url of a push camera recorded by this node:
-// rtmp://{rtmp.public_host or the host of http.public_url}:{port of
-// rtmp.addr}/live/{camera}?key={key}.
+// PushURL returns the rtmp_url of a push camera recorded by this node
+// (rtmp.PublicPush): at rtmp.public_host, the port the push server
+// listens on (rtmp.addr until it listens).
 func (a *App) PushURL(camera string) string {
-	host := a.cfg.RTMP.PublicHost
-	if host == "" {
-		if u, err := url.Parse(a.URL()); err == nil {
-			host = u.Hostname()
-		}
-	}
 	addr := a.cfg.RTMP.Addr
-	if a.rtmp != nil && a.rtmp.Addr() != "" {
-		addr = a.rtmp.Addr()
+	if a.rtmp != nil {
+		addr = cmp.Or(a.rtmp.Addr(), addr)
 	}
-	_, p, _ := net.SplitHostPort(addr)
-	port, err := strconv.Atoi(p)
-	if err != nil || port == 0 {
-		port = 1935
-	}
-	return rtmp.PushURL(host, port, a.secret, camera)
+	return rtmp.PublicPush{Host: a.cfg.RTMP.PublicHost, PublicURL: a.URL(), Addr: addr}.URL(a.secret, camera)
 }
 
 // pushKeyGen is the generation of a push camera's stream key in the
@@ -94,11 +80,13 @@ func (a *App) pushKeyGen(ctx context.Context, camera string) (int, error) {
 	return c.PushKeyGen, err
 }
 
-// claimPush moves a push camera to this node when its publisher connects
-// here: the cluster takes its lease, which starts the camera's push source.
-func (a *App) claimPush(ctx context.Context, camera string) error {
-	if a.node == nil {
-		return errors.New("no cluster: only cameras this node records are accepted")
+// pushClaim returns the push server's Claim: on a cluster node, the
+// cluster takes the lease of a push camera whose publisher connects here
+// (cluster.Node.Claim), which starts its push source; elsewhere none, and
+// the server accepts only the push cameras this node records.
+func (a *App) pushClaim() func(ctx context.Context, camera string) error {
+	if !a.mode.Cluster {
+		return nil
 	}
-	return a.node.Claim(ctx, camera)
+	return func(ctx context.Context, camera string) error { return a.node.Claim(ctx, camera) }
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -37,15 +36,6 @@ func (a *App) startDecoders() {
 
 // Decoders returns the pool of decoder processes.
 func (a *App) Decoders() *decodeproc.Pool { return a.decoders }
-
-// thumbnailsStatus is the "thumbnails" field of /readyz: "available", or
-// why not.
-func (a *App) thumbnailsStatus() string {
-	if a.thumbs.svc.Available() {
-		return "available"
-	}
-	return "unavailable: " + thumbs.UnavailableReason(a.decoders)
-}
 
 // startImaging starts thumbnails, snapshots and motion detection and
 // returns their recorder consumers.
@@ -91,7 +81,7 @@ func (a *App) startThumbs() stream.ConsumerFactory {
 		return nil
 	}
 	if a.bus != nil {
-		stop, err := a.bus.ServeSnapshots(a.answerSnapshot)
+		stop, err := a.bus.ServeSnapshots(svc.Answer)
 		if err != nil {
 			log.Warn("snapshot requests not served", zap.Error(err))
 		} else {
@@ -125,26 +115,6 @@ func (a *App) storeImage(ctx context.Context, kind thumbs.Kind, camera string, t
 		return "", err
 	}
 	return key, nil
-}
-
-// answerSnapshot answers vigia.snapshot.{camera} for the cameras recorded
-// here; others are left to their node.
-func (a *App) answerSnapshot(camera string) ([]byte, bool) {
-	svc := a.thumbs.svc
-	if !svc.Recording(camera) {
-		return nil, false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var r thumbs.SnapshotReply
-	snap, err := svc.Snapshot(ctx, camera)
-	if err != nil {
-		r.Error = err.Error()
-	} else {
-		r = thumbs.SnapshotReply{Key: snap.Key, TsMs: snap.Time.UnixMilli(), Width: snap.Width, Height: snap.Height}
-	}
-	data, _ := json.Marshal(r)
-	return data, true
 }
 
 // SnapshotAt stores camera's picture at t, decoded from its recordings

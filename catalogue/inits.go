@@ -11,9 +11,9 @@ import (
 	"github.com/vigia/vigia/storage"
 )
 
-// MetaInitSize is the metadata name carrying a segment's init size, as the
-// recorder stores it.
-const MetaInitSize = "init-size"
+// MetaInitSize is the metadata name carrying a segment's init size
+// (storage.SegmentMeta).
+const MetaInitSize = storage.MetaInitSize
 
 // initCache remembers init sizes by segment key (segments are immutable),
 // in two generations: when the newer holds half the bound, it becomes the

@@ -67,7 +67,7 @@ func TestServePageByClientAddress(t *testing.T) {
 			c.OperatorToken = "operator-token-for-the-page-test-0123"
 			c.HTTP.TrustedProxies = tc.trusted
 			log, _ := testLogger(t)
-			a := startMode(t, c, app.Mode{Name: "serve", Recorder: true}, log)
+			a := startMode(t, c, app.Mode{Name: "serve", Recorder: true, LocalAccess: true}, log)
 			for _, path := range []string{"/", "/recordings/cam"} {
 				req, _ := http.NewRequest("GET", a.URL()+path, nil)
 				for k, v := range tc.header {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/camera"
+	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/ingest"
 )
 
@@ -30,9 +31,33 @@ type Registry interface {
 	PutCamera(ctx context.Context, c camera.Config) error
 }
 
+// Configured returns the cameras of the operator's configuration as the
+// recorder takes them (RecordStatic, Register): trusted, as the operator's
+// own cameras may reach private addresses, and with sound when sound is 1.
+func Configured(cams []config.Camera) []ingest.Camera {
+	out := make([]ingest.Camera, 0, len(cams))
+	for _, c := range cams {
+		out = append(out, ingest.Camera{ID: c.ID, URL: c.URL, Transport: c.Transport, Sound: c.Sound == 1, Trusted: true})
+	}
+	return out
+}
+
 // staticRecord returns the record of a camera of the operator's
 // configuration (or a synthetic camera): its URL sealed with Config.Keys,
 // its history_days from Config.Retention.
+//
+// The URL is sealed because the record is all another node gets: on a
+// cluster the camera goes to whichever alive node with room wins it, and
+// when its node stops, fills up or leaves, another takes its lease with
+// nothing but this record from the registry, whose payloads never carry a
+// camera password. The node whose configuration holds the camera records
+// it from the same record, opened by resolve as every camera's is, not from
+// its configuration: one record decides what every node records (URL,
+// transport, sound, history_days), so a camera records alike wherever it
+// lands and a lease that moves changes nothing. Without a cluster
+// (RecordStatic) the sealed record never leaves the process; it is sealed
+// only because an owner holds camera records, never plain URLs. Either way
+// it costs one AES-GCM seal and open per start.
 func (r *Recorder) staticRecord(c ingest.Camera) (camera.Config, error) {
 	sealed, err := camera.Seal(r.cfg.Keys, c.URL)
 	if err != nil {

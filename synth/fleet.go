@@ -23,8 +23,8 @@ type FleetConfig struct {
 	// Cameras is the number of cameras, served at the paths cam-1 … cam-N.
 	Cameras int
 
-	// Codec is CodecH264, CodecH265 or "mixed" (cam-1 H.265, cam-2 H.264,
-	// and so on alternately).
+	// Codec is CodecH264, CodecH265 or CodecMixed (cam-1 H.265, cam-2
+	// H.264, and so on alternately).
 	// It defaults to CodecH264.
 	Codec string
 
@@ -241,10 +241,7 @@ func (f *Fleet) prepare() error {
 	}
 	byCodec := map[string]*fleetClips{}
 	for i := 1; i <= f.cfg.Cameras; i++ {
-		codec := f.cfg.Codec
-		if codec == "mixed" {
-			codec = []string{CodecH264, CodecH265}[i%2]
-		}
+		codec := CameraCodec(f.cfg.Codec, i)
 		clips := byCodec[codec]
 		if clips == nil {
 			var err error

@@ -66,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "serve":
-		err = runNode(args[1:], app.Mode{Name: "serve", Recorder: true, Synth: true, Cluster: true, API: true}, stdout)
+		err = runNode(args[1:], app.Mode{Name: "serve", Recorder: true, Synth: true, Cluster: true, API: true, LocalAccess: true}, stdout)
 	case "recorder":
 		err = runNode(args[1:], app.Mode{Name: "recorder", Recorder: true, Cluster: true, RequireSecret: true}, stdout)
 	case "api":

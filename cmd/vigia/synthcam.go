@@ -44,11 +44,7 @@ func runSynthcam(args []string, stdout io.Writer) error {
 	log, _ := zap.NewProduction()
 	var specs []synth.CameraSpec
 	for i := 1; i <= *n; i++ {
-		c := *codec
-		if c == "mixed" {
-			c = []string{"h264", "h265"}[i%2]
-		}
-		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("cam-%d", i), Codec: c, AudioCodec: audioCodec})
+		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("cam-%d", i), Codec: synth.CameraCodec(*codec, i), AudioCodec: audioCodec})
 	}
 	srv := synth.NewServer(synth.Config{Addr: *addr, Cameras: specs, Log: log})
 	if err := srv.Start(); err != nil {

@@ -42,7 +42,7 @@ func runVerify(args []string, stdout io.Writer) error {
 	// The public keys: the current and previous secrets', and the older
 	// ones given with --key.
 	_, pubs, err := app.ManifestKeys(rc.cfg)
-	if err != nil && !errors.Is(err, app.ErrSecretRequired) {
+	if err != nil && !errors.Is(err, sign.ErrSecretRequired) {
 		return err
 	}
 	for _, f := range keyFiles {
