@@ -99,6 +99,7 @@ func TestTenancyAfterMove(t *testing.T) {
 			"GET /api/camera/{id}/player":                {"/api/camera/" + c + "/player?" + a, "/api/camera/" + c + "/player?player_digest=" + pdA},
 			"GET /api/camera/{id}/player/live-url":       {"/api/camera/" + c + "/player/live-url?" + a, "/api/camera/" + c + "/player/live-url?player_digest=" + pdA},
 			"GET /api/camera/{id}/player/timeline":       {"/api/camera/" + c + "/player/timeline?" + a + "&from=0&to=" + ts, "/api/camera/" + c + "/player/timeline?player_digest=" + pdA},
+			"GET /api/camera/{id}/player/videos":         {"/api/camera/" + c + "/player/videos?" + a, "/api/camera/" + c + "/player/videos?player_digest=" + pdA},
 			"GET /api/camera/{id}/player/thumbs":         {"/api/camera/" + c + "/player/thumbs?" + a + "&ts=" + ts, "/api/camera/" + c + "/player/thumbs?player_digest=" + pdA + "&ts=" + ts},
 			"GET /api/camera/{id}/vod.m3u8":              {"/api/camera/" + c + "/vod.m3u8?" + a + "&from=" + ms + "&to=" + strconv.FormatInt(now.UnixMilli(), 10), "/api/camera/" + c + "/vod.m3u8?player_digest=" + pdA + "&from=" + ms + "&to=" + strconv.FormatInt(now.UnixMilli(), 10)},
 			"GET /api/camera/{id}/segment/{file}":        {"/api/camera/" + c + "/segment/" + segFile + "?" + a, "/api/camera/" + c + "/segment/" + segFile + "?player_digest=" + pdA},

@@ -81,7 +81,7 @@ func TestQuotaEndToEnd(t *testing.T) {
 		t.Errorf("verification after the quota: %+v %v; want 3 expired, no problem", rep, err)
 	}
 
-	res, err := http.Get(a.URL() + "/metrics")
+	res, err := http.Get(a.URL() + "/metrics?token=" + testOperator)
 	if err != nil {
 		t.Fatal(err)
 	}
