@@ -45,7 +45,9 @@ type stream struct {
 
 	muxer atomic.Pointer[gohlslib.Muxer] // nil until tracks are known and a keyframe arrived
 
-	hub *hub // the WebRTC viewers
+	hub   *hub      // the WebRTC viewers
+	audio *audioHub // their sound
+	clock runClock  // wall-clock times of the run's PTS, for sender reports
 }
 
 // item is a unit queued for run, with the run of the source it belongs to.
@@ -74,8 +76,9 @@ func newStream(s *Server, camera string) *stream {
 		video: -1,
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
-		hub:   newHub(),
 	}
+	st.hub = newHub(&st.clock)
+	st.audio = newAudioHub(&st.clock, st.log.With(zap.String("proto", "webrtc")))
 	go st.loop()
 	return st
 }
@@ -97,7 +100,9 @@ func (st *stream) Tracks(tracks []*media.Track) {
 	st.pending = tracks
 	st.run.Add(1)
 	st.runMu.Unlock()
+	st.clock.newRun()
 	st.hub.tracks(tracks)
+	st.audio.tracks(tracks)
 }
 
 // latest returns the tracks of the source's latest run and its number.
@@ -116,7 +121,11 @@ func (st *stream) Unit(u *media.Unit) {
 	if st.stopped.Load() {
 		return
 	}
-	st.hub.unit(u)
+	if u.Track == st.video {
+		st.hub.unit(u)
+	} else {
+		st.audio.unit(u)
+	}
 	if !st.active() && st.muxer.Load() == nil {
 		return
 	}
