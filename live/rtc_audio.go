@@ -84,9 +84,9 @@ type audioTranscodes struct {
 func newAudioTranscodes(max int) *audioTranscodes {
 	a := &audioTranscodes{max: max,
 		refused: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigia_live_audio_transcode_refused_total", Help: "WebRTC viewers sent video without sound because the node transcoded the audio of webrtc's audio transcode bound of cameras already."}),
+			Name: "vigia_live_audio_transcode_refused_total", Help: "WebRTC viewers sent the video without sound because the node transcoded the audio of its bound of cameras already."}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigia_live_audio_dropped_total", Help: "Audio frames not transcoded for WebRTC viewers (transcoder behind) or Opus packets not sent to a viewer whose queue was full."}),
+			Name: "vigia_live_audio_dropped_total", Help: "Audio frames the live audio transcoder could not keep up with, or Opus packets not sent to a WebRTC viewer whose queue was full (recording is not affected)."}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigia_live_audio_transcode_errors_total", Help: "AAC frames the live audio transcoder failed to decode or encode to Opus."}),
 	}
