@@ -33,6 +33,10 @@ type StampConfig struct {
 	// Codec is CodecH264 (libx264) or CodecH265 (libx265, ultrafast,
 	// zerolatency, no B-frames either). It defaults to CodecH264.
 	Codec string
+	// Audio, when set, adds sound: a beep from each whole second of the
+	// wall clock (BeepHz, BeepLength), AudioAAC (AAC-LC, 16 kHz) or
+	// AudioPCMU (8 kHz). It defaults to none.
+	Audio string
 }
 
 // StampCamera is a live synthetic camera for latency measures: each
@@ -50,6 +54,13 @@ type StampCamera struct {
 	enc    *exec.Cmd
 	rtpIn  net.PacketConn
 	stdin  io.WriteCloser
+	audio  *stampAudio // nil without sound
+
+	// drawn holds the wall-clock time each picture was drawn, by frame
+	// number (modulo its length): the time of its RTP timestamp.
+	drawnMu sync.Mutex
+	drawn   [256]time.Time
+	frames  int64
 
 	addr string
 	quit chan struct{}
@@ -84,6 +95,14 @@ func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
 		f = &format.H265{PayloadTyp: videoPayloadType}
 	}
 	c.medi = &description.Media{Type: description.MediaTypeVideo, Formats: []format.Format{f}}
+	medias := []*description.Media{c.medi}
+	if cfg.Audio != "" {
+		var err error
+		if c.audio, err = newStampAudio(cfg.Audio); err != nil {
+			return nil, err
+		}
+		medias = append(medias, c.audio.medi)
+	}
 	c.rtsp = &gortsplib.Server{
 		Handler:     stampHandler{c},
 		RTSPAddress: cfg.Addr,
@@ -96,21 +115,28 @@ func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
 		},
 	}
 	if err := c.rtsp.Start(); err != nil {
+		c.closeAudio()
 		return nil, fmt.Errorf("stamp camera: %w", err)
 	}
-	c.stream = &gortsplib.ServerStream{Server: c.rtsp, Desc: &description.Session{Medias: []*description.Media{c.medi}}}
+	c.stream = &gortsplib.ServerStream{Server: c.rtsp, Desc: &description.Session{Medias: medias}}
 	if err := c.stream.Initialize(); err != nil {
 		c.rtsp.Close()
+		c.closeAudio()
 		return nil, err
 	}
 	if err := c.startEncoder(); err != nil {
 		c.stream.Close()
 		c.rtsp.Close()
+		c.closeAudio()
 		return nil, err
 	}
 	c.wg.Add(2)
 	go c.relay()
 	go c.clock()
+	if c.audio != nil {
+		c.wg.Add(1)
+		go c.sound()
+	}
 	return c, nil
 }
 
@@ -164,7 +190,12 @@ func (c *StampCamera) clock() {
 		case <-c.quit:
 			return
 		case <-tick.C:
-			DrawStamp(pic[:w*h], w, time.Now())
+			now := time.Now()
+			DrawStamp(pic[:w*h], w, now)
+			c.drawnMu.Lock()
+			c.drawn[c.frames%int64(len(c.drawn))] = now
+			c.frames++
+			c.drawnMu.Unlock()
 			if _, err := c.stdin.Write(pic); err != nil {
 				return
 			}
@@ -176,6 +207,11 @@ func (c *StampCamera) clock() {
 func (c *StampCamera) relay() {
 	defer c.wg.Done()
 	buf := make([]byte, 2048)
+	var (
+		ts0     uint32
+		started bool
+	)
+	step := uint32(90000 / c.cfg.FPS)
 	for {
 		n, _, err := c.rtpIn.ReadFrom(buf)
 		if err != nil {
@@ -185,7 +221,45 @@ func (c *StampCamera) relay() {
 		if p.Unmarshal(buf[:n]) != nil {
 			continue
 		}
-		_ = c.stream.WritePacketRTPWithNTP(c.medi, &p, time.Now())
+		if !started {
+			ts0, started = p.Timestamp, true
+		}
+		_ = c.stream.WritePacketRTPWithNTP(c.medi, &p, c.drawnAt(int64((p.Timestamp-ts0)/step)))
+	}
+}
+
+// drawnAt returns the time picture k was drawn (the encoder numbers its
+// pictures from 0 at the input's rate), or now when it is no longer known.
+func (c *StampCamera) drawnAt(k int64) time.Time {
+	c.drawnMu.Lock()
+	defer c.drawnMu.Unlock()
+	if k < c.frames && k >= c.frames-int64(len(c.drawn)) {
+		return c.drawn[k%int64(len(c.drawn))]
+	}
+	return time.Now()
+}
+
+// sound sends the camera's audio every 20 ms until Close.
+func (c *StampCamera) sound() {
+	defer c.wg.Done()
+	c.audio.t0 = time.Now()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.quit:
+			return
+		case now := <-tick.C:
+			c.audio.packets(now, func(p *rtp.Packet, ntp time.Time) {
+				_ = c.stream.WritePacketRTPWithNTP(c.audio.medi, p, ntp)
+			})
+		}
+	}
+}
+
+func (c *StampCamera) closeAudio() {
+	if c.audio != nil {
+		c.audio.close()
 	}
 }
 
@@ -202,6 +276,7 @@ func (c *StampCamera) Close() {
 		c.wg.Wait()
 		c.stream.Close()
 		c.rtsp.Close()
+		c.closeAudio()
 	})
 }
 
