@@ -14,6 +14,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
 	"github.com/bluenviron/gortsplib/v4/pkg/description"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 )
 
@@ -61,6 +62,10 @@ type StampCamera struct {
 	drawnMu sync.Mutex
 	drawn   [256]time.Time
 	frames  int64
+	// The RTP time and wall-clock time of the last video packet sent,
+	// for the sender reports of sound.
+	lastTS  uint32
+	lastNTP time.Time
 
 	addr string
 	quit chan struct{}
@@ -175,7 +180,11 @@ func (c *StampCamera) startEncoder() error {
 func (c *StampCamera) URL() string { return "rtsp://" + c.addr + "/stamp" }
 
 // clock writes a stamped picture to the encoder every frame interval
-// until Close.
+// until Close. Picture k is stamped with the time it is due, start + k
+// frame intervals, and so is its RTP timestamp (the encoder numbers the
+// pictures it is given): pictures a loaded machine writes late are
+// written at once, in a burst, keeping the camera's media clock true to
+// the wall clock, as a camera's capture clock is.
 func (c *StampCamera) clock() {
 	defer c.wg.Done()
 	w, h := c.cfg.Width, c.cfg.Height
@@ -183,21 +192,28 @@ func (c *StampCamera) clock() {
 	for i := range pic {
 		pic[i] = stampGray
 	}
-	tick := time.NewTicker(time.Second / time.Duration(c.cfg.FPS))
+	interval := time.Second / time.Duration(c.cfg.FPS)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for {
+	start := time.Now()
+	for k := int64(0); ; {
 		select {
 		case <-c.quit:
 			return
-		case <-tick.C:
-			now := time.Now()
-			DrawStamp(pic[:w*h], w, now)
-			c.drawnMu.Lock()
-			c.drawn[c.frames%int64(len(c.drawn))] = now
-			c.frames++
-			c.drawnMu.Unlock()
-			if _, err := c.stdin.Write(pic); err != nil {
-				return
+		case now := <-tick.C:
+			for ; ; k++ {
+				at := start.Add(time.Duration(k) * interval)
+				if at.After(now) {
+					break
+				}
+				DrawStamp(pic[:w*h], w, at)
+				c.drawnMu.Lock()
+				c.drawn[k%int64(len(c.drawn))] = at
+				c.frames = k + 1
+				c.drawnMu.Unlock()
+				if _, err := c.stdin.Write(pic); err != nil {
+					return
+				}
 			}
 		}
 	}
@@ -224,7 +240,11 @@ func (c *StampCamera) relay() {
 		if !started {
 			ts0, started = p.Timestamp, true
 		}
-		_ = c.stream.WritePacketRTPWithNTP(c.medi, &p, c.drawnAt(int64((p.Timestamp-ts0)/step)))
+		ntp := c.drawnAt(int64((p.Timestamp - ts0) / step))
+		c.drawnMu.Lock()
+		c.lastTS, c.lastNTP = p.Timestamp, ntp
+		c.drawnMu.Unlock()
+		_ = c.stream.WritePacketRTPWithNTP(c.medi, &p, ntp)
 	}
 }
 
@@ -239,22 +259,51 @@ func (c *StampCamera) drawnAt(k int64) time.Time {
 	return time.Now()
 }
 
-// sound sends the camera's audio every 20 ms until Close.
+// sound sends the camera's audio every 20 ms, and a sender report of each
+// track every second, until Close. The reports tie each track's RTP time
+// to the wall clock from the start, as cameras' do, so that a reader
+// places the audio against the video by them within a second (the RTSP
+// server's own come every 10 s).
 func (c *StampCamera) sound() {
 	defer c.wg.Done()
 	c.audio.t0 = time.Now()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	var (
+		audioTS  uint32
+		audioNTP time.Time
+		reported time.Time
+	)
 	for {
 		select {
 		case <-c.quit:
 			return
 		case now := <-tick.C:
 			c.audio.packets(now, func(p *rtp.Packet, ntp time.Time) {
+				audioTS, audioNTP = p.Timestamp, ntp
 				_ = c.stream.WritePacketRTPWithNTP(c.audio.medi, p, ntp)
 			})
+			if now.Sub(reported) < time.Second {
+				continue
+			}
+			reported = now
+			c.drawnMu.Lock()
+			videoTS, videoNTP := c.lastTS, c.lastNTP
+			c.drawnMu.Unlock()
+			if !audioNTP.IsZero() {
+				_ = c.stream.WritePacketRTCP(c.audio.medi, &rtcp.SenderReport{NTPTime: ntpTime(audioNTP), RTPTime: audioTS})
+			}
+			if !videoNTP.IsZero() {
+				_ = c.stream.WritePacketRTCP(c.medi, &rtcp.SenderReport{NTPTime: ntpTime(videoNTP), RTPTime: videoTS})
+			}
 		}
 	}
+}
+
+// ntpTime returns t in the NTP format (RFC 5905).
+func ntpTime(t time.Time) uint64 {
+	ns := t.UnixNano()
+	return (uint64(ns/1e9)+2208988800)<<32 | uint64(ns%1e9)<<32/1e9
 }
 
 func (c *StampCamera) closeAudio() {

@@ -99,11 +99,15 @@ func TestStampCameraSound(t *testing.T) {
 				}
 				loud = l
 			}
-			if len(ends) < 2 {
-				t.Fatalf("%d beeps ended in 3.5 s of sound, want at least 2", len(ends))
+			if len(starts) > 0 && starts[0] == 0 {
+				// A beep under way when the sound began.
+				starts = starts[1:]
+				if len(ends) > 0 {
+					ends = ends[1:]
+				}
 			}
-			if starts[0] > ends[0] {
-				ends = ends[1:]
+			if len(ends) < 2 {
+				t.Fatalf("%d whole beeps in 3.5 s of sound, want at least 2", len(ends))
 			}
 			for i := 0; i+1 < len(starts) && i < len(ends); i++ {
 				length := time.Duration(ends[i]-starts[i]) * time.Second / rate
