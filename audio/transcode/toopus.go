@@ -45,7 +45,8 @@ static void vo_close(vo_tc *t) {
 // asc and libopus for mono 48 kHz in frames of 960 samples (20 ms), at
 // bitrate, in its low-delay mode (CELT only: 2.5 ms of lookahead), at
 // complexity 5 of 10 (libopus's default, 10, costs a quarter more of the
-// whole transcode for a camera's sound; BenchmarkToOpus). It returns the encoder's lookahead in samples, or an error.
+// whole transcode for a camera's sound; BenchmarkToOpus). It returns
+// the encoder's lookahead in samples, or an error.
 static int vo_open(vo_tc *t, const uint8_t *asc, int asc_size, int bitrate) {
 	const AVCodec *dc = avcodec_find_decoder(AV_CODEC_ID_AAC);
 	if (!dc) return AVERROR_DECODER_NOT_FOUND;
