@@ -37,10 +37,14 @@ var errAudioFull = errors.New("audio transcode capacity reached")
 var opusCapability = webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2,
 	SDPFmtpLine: "minptime=10;useinbandfec=1"}
 
-// registerAudioCodecs registers the audio codec the node sends: Opus.
+// registerAudioCodecs registers the audio codecs the node sends: Opus,
+// PCMU and PCMA.
 func registerAudioCodecs(me *webrtc.MediaEngine) error {
-	return me.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: opusCapability, PayloadType: 111},
-		webrtc.RTPCodecTypeAudio)
+	if err := me.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: opusCapability, PayloadType: 111},
+		webrtc.RTPCodecTypeAudio); err != nil {
+		return err
+	}
+	return registerG711(me)
 }
 
 // runClock maps a camera's presentation times to wall-clock times the same
@@ -378,7 +382,7 @@ func (w *WebRTC) startAudio() {
 // offer takes Opus, when the camera has audio and the node may transcode
 // it; nil for a viewer without sound.
 func (w *WebRTC) audioFor(st *stream, offer string) *audioTranscoder {
-	if w.atc == nil || !offersAudio(offer) || !st.audio.hasAudio() {
+	if w.atc == nil || !offersAudio(offer, "opus") || !st.audio.hasAudio() {
 		return nil
 	}
 	tr, err := st.audio.acquire(w.atc)

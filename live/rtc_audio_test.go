@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigia/vigia/audio"
 	"github.com/vigia/vigia/audio/transcode"
+	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
 )
@@ -39,7 +40,7 @@ type arrival struct {
 	payload []byte
 }
 
-func dialAV(t *testing.T, target string, withAudio bool) (*avClient, int, string) {
+func dialAV(t *testing.T, target string, withAudio bool, audioCodecs ...webrtc.RTPCodecParameters) (*avClient, int, string) {
 	t.Helper()
 	me := &webrtc.MediaEngine{}
 	if err := me.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: webrtc.RTPCodecCapability{
@@ -48,9 +49,13 @@ func dialAV(t *testing.T, target string, withAudio bool) (*avClient, int, string
 		webrtc.RTPCodecTypeVideo); err != nil {
 		t.Fatal(err)
 	}
-	if err := me.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: opusCapability, PayloadType: 109},
-		webrtc.RTPCodecTypeAudio); err != nil {
-		t.Fatal(err)
+	if audioCodecs == nil {
+		audioCodecs = []webrtc.RTPCodecParameters{{RTPCodecCapability: opusCapability, PayloadType: 109}}
+	}
+	for _, c := range audioCodecs {
+		if err := me.RegisterCodec(c, webrtc.RTPCodecTypeAudio); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var se webrtc.SettingEngine
 	se.SetInterfaceFilter(func(n string) bool { return n == "lo" })
@@ -294,12 +299,89 @@ func TestWebRTCAudioBound(t *testing.T) {
 	}
 }
 
-// sendsAudio reports whether an answer's audio section sends Opus.
-func sendsAudio(answer string) bool {
+// sendsAudio reports whether an answer's audio section sends Opus (or the
+// codec named).
+func sendsAudio(answer string, codec ...string) bool {
+	want := "opus/48000/2"
+	if len(codec) > 0 {
+		want = codec[0]
+	}
 	for _, sec := range strings.Split(answer, "\nm=")[1:] {
 		if strings.HasPrefix(sec, "audio ") {
-			return strings.Contains(strings.ToLower(sec), "opus/48000/2") && strings.Contains(sec, "a=sendonly")
+			return strings.Contains(strings.ToLower(sec), strings.ToLower(want)) && strings.Contains(sec, "a=sendonly")
 		}
 	}
 	return false
+}
+
+// TestWebRTCG711: a camera whose G.711 the recorder makes AAC is heard as
+// G.711, as the camera sent it, by a viewer whose offer takes it (no
+// transcoder runs), and as Opus by one whose offer does not.
+func TestWebRTCG711(t *testing.T) {
+	if !transcode.Available() {
+		t.Skip("built without cgo")
+	}
+	n := newRTCNode(t, WebRTCConfig{})
+	c := n.s.Consumer()("cam")
+	t.Cleanup(func() { c.Close() })
+	src := newSource(t, synth.CodecH264, true).withAudio() // the AAC the recorder made
+	g711 := &media.Track{Codec: media.G711U, ClockRate: 8000, Channels: 1}
+	tap := n.s.SourceAudio("cam", g711)
+	if tap == nil {
+		t.Fatal("no tap for the camera's G.711")
+	}
+	c.Tracks(src.tracks())
+	play(t, c, src)
+	// The camera's G.711: 20 ms packets of a counting pattern.
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	t.Cleanup(func() { close(done); <-stopped })
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			p := make([]byte, 160)
+			for j := range p {
+				p[j] = byte(i)
+			}
+			pts := time.Duration(i) * 20 * time.Millisecond
+			tap(&media.Unit{Track: 1, PTS: pts, DTS: pts, Payload: p})
+		}
+	}()
+	target := n.whepURL("cam", time.Now().Add(time.Hour))
+	pcmu := webrtc.RTPCodecParameters{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypePCMU, ClockRate: 8000}, PayloadType: 0}
+	g, code, body := dialAV(t, target, true, pcmu, webrtc.RTPCodecParameters{RTPCodecCapability: opusCapability, PayloadType: 109})
+	if code != http.StatusCreated || !sendsAudio(body, "PCMU/8000") {
+		t.Fatalf("offer with PCMU: %d, answer:\n%s", code, body)
+	}
+	if got := n.w.atc.running.Load(); got != 0 {
+		t.Errorf("%d audio transcoders for a viewer of G.711", got)
+	}
+	o, code, body := dialAV(t, target, true)
+	if code != http.StatusCreated || !sendsAudio(body) {
+		t.Fatalf("offer with Opus only: %d, answer:\n%s", code, body)
+	}
+	testenv.WaitFor(t, 20*time.Second, "G.711 and Opus packets", func() bool {
+		ng, _ := g.count("audio")
+		no, _ := o.count("audio")
+		return ng >= 50 && no >= 50
+	})
+	g.mu.Lock()
+	pkts := slices.Clone(g.arrived["audio"])
+	g.mu.Unlock()
+	for i, p := range pkts {
+		if p.pt != 0 || len(p.payload) != 160 || slices.ContainsFunc(p.payload, func(b byte) bool { return b != p.payload[0] }) {
+			t.Fatalf("G.711 packet %d: payload type %d, %d bytes, not one of the camera's", i, p.pt, len(p.payload))
+		}
+		if i > 0 && (p.ts-pkts[i-1].ts != 160 || p.payload[0] != pkts[i-1].payload[0]+1) {
+			t.Fatalf("G.711 packet %d: timestamp %d after %d, payload %d after %d: want the camera's next", i,
+				p.ts, pkts[i-1].ts, p.payload[0], pkts[i-1].payload[0])
+		}
+	}
 }

@@ -68,10 +68,13 @@ type viewer struct {
 
 	release func() // ends its use of a camera's H.264 rendition and audio transcoder; nil for none
 
-	// Sound: the camera's Opus (rtc_audio.go), nil without.
-	audio *rtcTrack
-	ahub  *audioHub
-	aq    chan *audioPacket // the packets the audio hub offered, for run
+	// Sound: the camera's Opus (rtc_audio.go) or its G.711 as it came
+	// (rtc_g711.go); audio nil without.
+	audio     *rtcTrack
+	ahub      *audioHub
+	pass      *g711Pass
+	passCodec media.Codec
+	aq        chan *audioPacket // the packets offered, for run
 
 	// What the session sent of each track, for its sender reports; used
 	// by run's goroutine only.
@@ -188,6 +191,10 @@ func (v *viewer) run() {
 	if v.ahub != nil {
 		v.ahub.join(v)
 		defer v.ahub.leave(v)
+	}
+	if v.pass != nil {
+		v.pass.join(v)
+		defer v.pass.leave(v)
 	}
 	reports := time.NewTicker(senderReportInterval)
 	defer reports.Stop()

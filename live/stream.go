@@ -47,6 +47,7 @@ type stream struct {
 
 	hub   *hub      // the WebRTC viewers
 	audio *audioHub // their sound
+	g711  *g711Pass // the camera's G.711 as it came, for those who take it
 	clock runClock  // wall-clock times of the run's PTS, for sender reports
 }
 
@@ -78,6 +79,7 @@ func newStream(s *Server, camera string) *stream {
 		done:  make(chan struct{}),
 	}
 	st.hub = newHub(&st.clock)
+	st.g711 = &g711Pass{clock: &st.clock}
 	st.audio = newAudioHub(&st.clock, st.log.With(zap.String("proto", "webrtc")))
 	go st.loop()
 	return st

@@ -124,7 +124,11 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 	v := newViewer(w, st, codec, time.Unix(exp, 0))
 	v.keys = w.keysOf(r, camera)
 	v.useRendition(rend)
-	v.useAudio(w.audioFor(st, string(body)))
+	if c := w.g711For(st, string(body)); c != "" {
+		v.useG711(st, c)
+	} else {
+		v.useAudio(w.audioFor(st, string(body)))
+	}
 	if err := w.add(v); err != nil {
 		v.releaseRendition()
 		if le, ok := errors.AsType[*limitError](err); ok {
@@ -171,10 +175,14 @@ func (w *WebRTC) connect(r *http.Request, v *viewer, offer string) (string, erro
 		return "", err
 	}
 	var audio *webrtc.RTPSender
-	if v.ahub != nil {
+	if v.ahub != nil || v.pass != nil {
 		// Pion pairs it with the offer's audio section, which the
-		// viewer's Opus in it made (offersAudio).
-		if v.audio, err = newTrack(opusCapability, "audio"); err != nil {
+		// viewer's Opus or G.711 in it made (offersAudio).
+		c := opusCapability
+		if v.pass != nil {
+			c = g711Capability(v.passCodec)
+		}
+		if v.audio, err = newTrack(c, "audio"); err != nil {
 			return "", err
 		}
 		if audio, err = pc.AddTrack(v.audio); err != nil {
