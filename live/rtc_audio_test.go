@@ -332,23 +332,24 @@ func TestWebRTCG711(t *testing.T) {
 	}
 	c.Tracks(src.tracks())
 	play(t, c, src)
-	// The camera's G.711: 20 ms packets of a counting pattern.
+	// The camera's G.711: units of 60 ms (as ingest gathers them), each
+	// 20 ms of it a count.
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	t.Cleanup(func() { close(done); <-stopped })
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(20 * time.Millisecond)
+		tick := time.NewTicker(60 * time.Millisecond)
 		defer tick.Stop()
-		for i := 0; ; i++ {
+		for i := 0; ; i += 3 {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
 			}
-			p := make([]byte, 160)
+			p := make([]byte, 480)
 			for j := range p {
-				p[j] = byte(i)
+				p[j] = byte(i + j/160)
 			}
 			pts := time.Duration(i) * 20 * time.Millisecond
 			tap(&media.Unit{Track: 1, PTS: pts, DTS: pts, Payload: p})

@@ -3,6 +3,7 @@ package live
 import (
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
@@ -82,7 +83,12 @@ func (g *g711Pass) codec() media.Codec {
 	return g.track.Codec
 }
 
-// unit sends u, a unit of track t, to the viewers; it never blocks.
+// g711Packet is the samples of one G.711 packet sent: 20 ms at 8 kHz.
+const g711Packet = 160
+
+// unit sends u, a unit of track t, to the viewers, in packets of 20 ms
+// (ingest gathers a camera's packets into units of 60 ms or more); it
+// never blocks.
 func (g *g711Pass) unit(t *media.Track, u *media.Unit) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -90,22 +96,25 @@ func (g *g711Pass) unit(t *media.Track, u *media.Unit) {
 		return
 	}
 	t8 := uint32(ticks(u.PTS, 8000))
-	first := !g.started
-	if first {
-		g.tsOff = g.lastTS + 160 - t8
-		g.started = true
-	}
-	ts := t8 + g.tsOff
-	g.lastTS = ts
-	p := &audioPacket{pkt: &rtp.Packet{Header: rtp.Header{Version: 2, Marker: first, SequenceNumber: g.seq, Timestamp: ts},
-		Payload: append([]byte(nil), u.Payload...)}, ntp: g.clock.at(u.PTS)}
-	g.seq++
-	for _, v := range g.viewers {
-		select {
-		case v.aq <- p:
-		default:
-			if v.w.atc != nil {
-				v.w.atc.dropped.Inc()
+	for off := 0; off < len(u.Payload); off += g711Packet {
+		first := !g.started
+		if first {
+			g.tsOff = g.lastTS + g711Packet - t8
+			g.started = true
+		}
+		ts := t8 + uint32(off) + g.tsOff
+		g.lastTS = ts
+		at := u.PTS + time.Duration(off)*time.Second/8000
+		p := &audioPacket{pkt: &rtp.Packet{Header: rtp.Header{Version: 2, Marker: first, SequenceNumber: g.seq, Timestamp: ts},
+			Payload: append([]byte(nil), u.Payload[off:min(off+g711Packet, len(u.Payload))]...)}, ntp: g.clock.at(at)}
+		g.seq++
+		for _, v := range g.viewers {
+			select {
+			case v.aq <- p:
+			default:
+				if v.w.atc != nil {
+					v.w.atc.dropped.Inc()
+				}
 			}
 		}
 	}
