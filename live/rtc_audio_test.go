@@ -316,7 +316,9 @@ func sendsAudio(answer string, codec ...string) bool {
 
 // TestWebRTCG711: a camera whose G.711 the recorder makes AAC is heard as
 // G.711, as the camera sent it, by a viewer whose offer takes it (no
-// transcoder runs), and as Opus by one whose offer does not.
+// transcoder runs), and as Opus by one whose offer does not. The G.711
+// comes 0.3 s before the video of its time, as the recorder holds the
+// video for its AAC: the node sends it with the video of its time.
 func TestWebRTCG711(t *testing.T) {
 	if !transcode.Available() {
 		t.Skip("built without cgo")
@@ -351,7 +353,7 @@ func TestWebRTCG711(t *testing.T) {
 			for j := range p {
 				p[j] = byte(i + j/160)
 			}
-			pts := time.Duration(i) * 20 * time.Millisecond
+			pts := time.Duration(i)*20*time.Millisecond + 300*time.Millisecond
 			tap(&media.Unit{Track: 1, PTS: pts, DTS: pts, Payload: p})
 		}
 	}()
@@ -373,6 +375,15 @@ func TestWebRTCG711(t *testing.T) {
 		no, _ := o.count("audio")
 		return ng >= 50 && no >= 50
 	})
+	testenv.WaitFor(t, 10*time.Second, "sender reports", func() bool {
+		_, ra := g.count("audio")
+		_, rv := g.count("video")
+		return ra >= 1 && rv >= 1
+	})
+	av, vv := median(g.offsets("audio", 8000)), median(g.offsets("video", 90000))
+	if d := av - vv; d < -40*time.Millisecond || d > 60*time.Millisecond {
+		t.Errorf("G.711 arrives %v after its time, video %v: want them together (within [-40 ms, 60 ms])", av, vv)
+	}
 	g.mu.Lock()
 	pkts := slices.Clone(g.arrived["audio"])
 	g.mu.Unlock()

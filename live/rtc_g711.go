@@ -3,6 +3,7 @@ package live
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/rtp"
@@ -48,10 +49,16 @@ func g711Name(c media.Codec) string {
 // unit; viewers join and leave.
 type g711Pass struct {
 	clock *runClock
+	live  atomic.Bool // a G.711 run and a listener: videoAt has work
 
 	mu      sync.Mutex
 	track   *media.Track // the run's G.711 track, nil for none
 	viewers []*viewer
+	// Packets waiting for the video of their time (g711Hold), in order,
+	// and the newest video presentation time sent, with whether one was.
+	held   []heldPacket
+	video  time.Duration
+	hasVid bool
 	seq     uint16
 	tsOff   uint32 // added to a unit's PTS in 8 kHz ticks
 	lastTS  uint32
@@ -68,6 +75,8 @@ func (g *g711Pass) source(t *media.Track) {
 		t = nil
 	}
 	g.track, g.started = t, false
+	g.held, g.hasVid = nil, false
+	g.live.Store(g.track != nil && len(g.viewers) > 0)
 	if !g.init {
 		g.seq, g.lastTS, g.init = uint16(rand.Uint32()), rand.Uint32(), true
 	}
@@ -108,22 +117,69 @@ func (g *g711Pass) unit(t *media.Track, u *media.Unit) {
 		p := &audioPacket{pkt: &rtp.Packet{Header: rtp.Header{Version: 2, Marker: first, SequenceNumber: g.seq, Timestamp: ts},
 			Payload: append([]byte(nil), u.Payload[off:min(off+g711Packet, len(u.Payload))]...)}, ntp: g.clock.at(at)}
 		g.seq++
+		g.held = append(g.held, heldPacket{p: p, pts: at})
+	}
+	g.flush(u.PTS - g711Hold)
+}
+
+// g711Hold bounds how long a G.711 packet waits for the video of its time:
+// the recorder holds a G.711 camera's video for the AAC it makes of the
+// sound (audio/transcode.MaxHold), and sends the G.711 on at once.
+const g711Hold = 600 * time.Millisecond
+
+// heldPacket is a G.711 packet waiting, with its presentation time.
+type heldPacket struct {
+	p   *audioPacket
+	pts time.Duration
+}
+
+// videoAt notes that the camera's video of pts went out to the viewers:
+// the G.711 of that time follows it. Sent so, audio and video reach a
+// browser together: the recorder holds the video about 0.3 s for the AAC
+// it makes of the sound, a delay a browser otherwise makes up by slowing
+// the audio, which Chromium does by steps over half a minute.
+func (g *g711Pass) videoAt(pts time.Duration) {
+	if !g.live.Load() {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.track == nil {
+		return
+	}
+	if !g.hasVid || pts > g.video {
+		g.video, g.hasVid = pts, true
+	}
+	g.flush(-1 << 62)
+}
+
+// flush sends the held packets up to the newest video sent, and those
+// older than before whatever the video. Called with g.mu held.
+func (g *g711Pass) flush(before time.Duration) {
+	n := 0
+	for _, h := range g.held {
+		if h.pts >= before && (!g.hasVid || h.pts > g.video) {
+			break
+		}
 		for _, v := range g.viewers {
 			select {
-			case v.aq <- p:
+			case v.aq <- h.p:
 			default:
 				if v.w.atc != nil {
 					v.w.atc.dropped.Inc()
 				}
 			}
 		}
+		n++
 	}
+	g.held = g.held[:copy(g.held, g.held[n:])]
 }
 
 func (g *g711Pass) join(v *viewer) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.viewers = append(g.viewers, v)
+	g.live.Store(g.track != nil)
 }
 
 func (g *g711Pass) leave(v *viewer) {
@@ -131,6 +187,10 @@ func (g *g711Pass) leave(v *viewer) {
 	defer g.mu.Unlock()
 	if i := indexOf(g.viewers, v); i >= 0 {
 		g.viewers = append(g.viewers[:i], g.viewers[i+1:]...)
+	}
+	g.live.Store(g.track != nil && len(g.viewers) > 0)
+	if len(g.viewers) == 0 {
+		g.held = nil
 	}
 }
 

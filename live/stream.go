@@ -125,6 +125,7 @@ func (st *stream) Unit(u *media.Unit) {
 	}
 	if u.Track == st.video {
 		st.hub.unit(u)
+		st.g711.videoAt(u.PTS)
 	} else {
 		st.audio.unit(u)
 	}
