@@ -56,11 +56,43 @@ func (a *App) audioStage(decodeErr func(error)) stream.StageFactory {
 		out, st, err := transcode.NewStage(tracks, transcode.StageConfig{OnError: decodeErr, Counters: &counters})
 		if err != nil {
 			notRecorded(camera, tracks[transcode.Transcodable(tracks)].Codec, err)
+			a.sourceAudio(camera, nil)
 			return tracks, nil
 		}
 		if st == nil {
+			a.sourceAudio(camera, nil)
 			return out, nil
+		}
+		idx := transcode.Transcodable(tracks)
+		if tap := a.sourceAudio(camera, tracks[idx]); tap != nil {
+			return out, &liveTap{Stage: st, track: idx, tap: tap}
 		}
 		return out, st
 	}
+}
+
+// sourceAudio tells the live server of the audio a run of camera has
+// before it is transcoded (nil: none); see live.Server.SourceAudio.
+func (a *App) sourceAudio(camera string, t *media.Track) func(*media.Unit) {
+	if a.live == nil {
+		return nil
+	}
+	return a.live.SourceAudio(camera, t)
+}
+
+// liveTap is a run's audio stage that first hands the camera's own audio
+// units (G.711) to the live server, whose WebRTC viewers may take them as
+// they are.
+type liveTap struct {
+	stream.Stage
+	track int
+	tap   func(*media.Unit)
+}
+
+// Unit implements stream.Stage.
+func (s *liveTap) Unit(u *media.Unit, emit func(*media.Unit)) {
+	if u.Track == s.track {
+		s.tap(u)
+	}
+	s.Stage.Unit(u, emit)
 }

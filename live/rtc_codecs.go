@@ -65,3 +65,20 @@ func offers(sdp string, c media.Codec) bool {
 	}
 	return false
 }
+
+// offersAudio reports whether the SDP offer has an audio section, not
+// rejected (port 0), that lists the encoding name (opus, PCMU, PCMA).
+func offersAudio(sdp, name string) bool {
+	for _, sec := range strings.Split(sdp, "\nm=")[1:] {
+		f := strings.Fields(sec)
+		if len(f) < 2 || f[0] != "audio" || f[1] == "0" {
+			continue
+		}
+		for _, m := range rtpmapRe.FindAllStringSubmatch(sec, -1) {
+			if strings.EqualFold(m[1], name) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -3,6 +3,7 @@ package live
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pion/rtp"
 
@@ -19,6 +20,8 @@ const rtpMTU = 1200
 type frame struct {
 	key  bool
 	pkts []*rtp.Packet
+	ts   uint32    // the packets' RTP timestamp
+	ntp  time.Time // its wall-clock time (runClock): sender reports
 }
 
 // hub is a camera's WebRTC fan-out. The pipeline goroutine calls tracks
@@ -38,9 +41,10 @@ type hub struct {
 	track   *media.Track // video track of the current run
 	video   int          // its index, -1 for none
 	pk      packetizer
+	clock   *runClock // the camera's: wall-clock times of the frames' PTS
 }
 
-func newHub() *hub { return &hub{video: -1} }
+func newHub(clock *runClock) *hub { return &hub{video: -1, clock: clock} }
 
 // tracks starts a new run: the first H.264 or H.265 track is sent. Viewers
 // of another codec than the new run's are closed (their session cannot
@@ -98,6 +102,7 @@ func (h *hub) unit(u *media.Unit) {
 	if f == nil {
 		return
 	}
+	f.ntp = h.clock.at(u.PTS)
 	for _, v := range h.viewers {
 		v.offer(f)
 	}

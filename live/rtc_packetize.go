@@ -78,7 +78,7 @@ func (p *packetizer) packetize(t *media.Track, u *media.Unit) *frame {
 	if len(payloads) == 0 {
 		return nil
 	}
-	f := &frame{key: u.Key, pkts: make([]*rtp.Packet, len(payloads))}
+	f := &frame{key: u.Key, pkts: make([]*rtp.Packet, len(payloads)), ts: ts}
 	all := make([]rtp.Packet, len(payloads))
 	for i, pl := range payloads {
 		all[i] = rtp.Packet{

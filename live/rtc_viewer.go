@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -65,7 +66,27 @@ type viewer struct {
 	dropped atomic.Uint64 // frames lost to a full queue
 	sealedN atomic.Uint64 // packets sealed by the node
 
-	release func() // ends its use of a camera's H.264 rendition; nil for none
+	release func() // ends its use of a camera's H.264 rendition and audio transcoder; nil for none
+
+	// Sound: the camera's Opus (rtc_audio.go) or its G.711 as it came
+	// (rtc_g711.go); audio nil without.
+	audio     *rtcTrack
+	ahub      *audioHub
+	pass      *g711Pass
+	passCodec media.Codec
+	aq        chan *audioPacket // the packets offered, for run
+
+	// What the session sent of each track, for its sender reports; used
+	// by run's goroutine only.
+	sentVideo, sentAudio sent
+}
+
+// sent is what a session sent of one track: its packets and payload
+// octets, and the RTP timestamp and wall-clock time of the last.
+type sent struct {
+	packets, octets uint32
+	ts              uint32
+	ntp             time.Time
 }
 
 func newSessionID() string {
@@ -167,9 +188,27 @@ func (v *viewer) run() {
 		return // the camera's codec changed meanwhile
 	}
 	defer v.hub.leave(v)
+	if v.ahub != nil {
+		v.ahub.join(v)
+		defer v.ahub.leave(v)
+	}
+	if v.pass != nil {
+		v.pass.join(v)
+		defer v.pass.leave(v)
+	}
+	reports := time.NewTicker(senderReportInterval)
+	defer reports.Stop()
 	var batch []vstream.Entry[*frame]
 	for {
 		select {
+		case p := <-v.aq:
+			if err := v.audio.WriteRTP(p.pkt); err != nil {
+				v.log.Debug("webrtc audio write failed", zap.Error(err))
+				return
+			}
+			v.sentAudio.add(p.pkt, p.ntp)
+		case <-reports.C:
+			v.sendReports()
 		case <-v.q.Ready():
 			batch = v.q.Poll(batch[:0])
 			for _, e := range batch {
@@ -184,6 +223,9 @@ func (v *viewer) run() {
 					return
 				}
 				v.frames.Add(1)
+				for _, p := range e.Value.pkts {
+					v.sentVideo.add(p, e.Value.ntp)
+				}
 			}
 			clear(batch)
 		case <-v.renewed:
@@ -323,7 +365,14 @@ type rtcTrack struct {
 }
 
 func newRTCTrack(codec media.Codec) (*rtcTrack, error) {
-	t, err := webrtc.NewTrackLocalStaticRTP(trackCapability(codec), "video", "vigia")
+	return newTrack(trackCapability(codec), "video")
+}
+
+// newTrack returns a track of capability c named id. A session's tracks
+// share one stream id: the browser plays them as one stream, and keeps
+// its audio and video in sync by the sender reports.
+func newTrack(c webrtc.RTPCodecCapability, id string) (*rtcTrack, error) {
+	t, err := webrtc.NewTrackLocalStaticRTP(c, id, "vigia")
 	if err != nil {
 		return nil, err
 	}
@@ -356,4 +405,58 @@ func readRTCP(s *webrtc.RTPSender) {
 			return
 		}
 	}
+}
+
+// senderReportInterval is how often a session sends a sender report of
+// each of its tracks. A browser syncs audio and video once it has two of
+// each (libwebrtc's RTP to NTP estimator).
+const senderReportInterval = time.Second
+
+func (s *sent) add(p *rtp.Packet, ntp time.Time) {
+	s.packets++
+	s.octets += uint32(len(p.Payload))
+	s.ts, s.ntp = p.Timestamp, ntp
+}
+
+// report returns the sender report of s for ssrc; nil before a packet.
+func (s *sent) report(ssrc uint32) rtcp.Packet {
+	if s.packets == 0 {
+		return nil
+	}
+	return &rtcp.SenderReport{SSRC: ssrc, NTPTime: ntpTime(s.ntp), RTPTime: s.ts,
+		PacketCount: s.packets, OctetCount: s.octets}
+}
+
+// sendReports sends, through pion, a sender report of each track the
+// session has sent packets of: the RTP timestamp of the last packet with
+// its wall-clock time (runClock), the same clock for audio and video, by
+// which the browser syncs them (lip sync). Without reports a browser
+// plays each track as it comes.
+func (v *viewer) sendReports() {
+	var pkts []rtcp.Packet
+	ssrc, _ := v.track.binding()
+	if r := v.sentVideo.report(ssrc); r != nil {
+		pkts = append(pkts, r)
+	}
+	if v.audio != nil {
+		ssrc, _ := v.audio.binding()
+		if r := v.sentAudio.report(ssrc); r != nil {
+			pkts = append(pkts, r)
+		}
+	}
+	if len(pkts) == 0 {
+		return
+	}
+	if err := v.pc.WriteRTCP(pkts); err != nil {
+		v.log.Debug("webrtc sender report not sent", zap.Error(err))
+	}
+}
+
+// ntpTime returns t in the NTP format (RFC 5905): seconds since 1900 in
+// the high 32 bits, the fraction in the low.
+func ntpTime(t time.Time) uint64 {
+	ns := t.UnixNano()
+	secs := uint64(ns/1e9) + 2208988800
+	frac := uint64(ns%1e9) << 32 / 1e9
+	return secs<<32 | frac
 }

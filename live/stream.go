@@ -45,7 +45,10 @@ type stream struct {
 
 	muxer atomic.Pointer[gohlslib.Muxer] // nil until tracks are known and a keyframe arrived
 
-	hub *hub // the WebRTC viewers
+	hub   *hub      // the WebRTC viewers
+	audio *audioHub // their sound
+	g711  *g711Pass // the camera's G.711 as it came, for those who take it
+	clock runClock  // wall-clock times of the run's PTS, for sender reports
 
 	h264Mu sync.Mutex
 	h264   *hlsRendition // the H.264 LL-HLS of an H.265 camera, nil when none runs
@@ -77,8 +80,10 @@ func newStream(s *Server, camera string) *stream {
 		video: -1,
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
-		hub:   newHub(),
 	}
+	st.hub = newHub(&st.clock)
+	st.g711 = &g711Pass{clock: &st.clock}
+	st.audio = newAudioHub(&st.clock, st.log.With(zap.String("proto", "webrtc")))
 	go st.loop()
 	return st
 }
@@ -100,7 +105,9 @@ func (st *stream) Tracks(tracks []*media.Track) {
 	st.pending = tracks
 	st.run.Add(1)
 	st.runMu.Unlock()
+	st.clock.newRun()
 	st.hub.tracks(tracks)
+	st.audio.tracks(tracks)
 }
 
 // latest returns the tracks of the source's latest run and its number.
@@ -119,7 +126,12 @@ func (st *stream) Unit(u *media.Unit) {
 	if st.stopped.Load() {
 		return
 	}
-	st.hub.unit(u)
+	if u.Track == st.video {
+		st.hub.unit(u)
+		st.g711.videoAt(u.PTS)
+	} else {
+		st.audio.unit(u)
+	}
 	if !st.active() && st.muxer.Load() == nil {
 		return
 	}

@@ -78,7 +78,7 @@ func (t *transcodes) acquire(st *stream) (*rendition, error) {
 		t.refused.Inc()
 		return nil, fmt.Errorf("%w: %d cameras are transcoded, webrtc.transcode_max is %d", errTranscodeFull, len(t.running), t.max)
 	}
-	r := &rendition{t: t, st: st, hub: newHub(), users: 1,
+	r := &rendition{t: t, st: st, hub: newHub(&st.clock), users: 1,
 		in: make(chan tapped, renditionQueue), quit: make(chan struct{}), done: make(chan struct{}),
 		log: st.log.With(zap.String("proto", "transcode"))}
 	r.hub.tracks([]*media.Track{{Codec: media.H264, ClockRate: 90000}})

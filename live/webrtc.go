@@ -141,6 +141,13 @@ type WebRTCConfig struct {
 	// (docs/live.md, Sending); for comparison. It defaults to false.
 	Unbatched bool
 
+	// AudioTranscodeMax bounds the cameras whose AAC audio is transcoded
+	// to Opus at once for WebRTC viewers (one transcoder per camera,
+	// whatever its viewers, while one listens); past it a viewer gets the
+	// video without sound. It defaults to 64; negative: no sound over
+	// WebRTC.
+	AudioTranscodeMax int
+
 	// TranscodeMax bounds the cameras transcoded to H.264 at once for
 	// viewers whose browser offers no H.265 (transcode_hub.go); past it
 	// such a viewer gets 503. It defaults to 0: none, such viewers get
@@ -173,6 +180,9 @@ func (c WebRTCConfig) withDefaults() WebRTCConfig {
 			*d.n = d.def
 		}
 	}
+	if c.AudioTranscodeMax == 0 {
+		c.AudioTranscodeMax = defaultAudioTranscodeMax
+	}
 	if c.TCPMaxConnections <= 0 {
 		c.TCPMaxConnections = defaultTCPMaxConnections
 	}
@@ -203,6 +213,7 @@ type WebRTC struct {
 	tcp     *connlimit.Listener // the ICE-TCP listener, nil without one
 	batch   *sendBatcher        // nil when Unbatched
 	tc      *transcodes         // nil without TranscodeMax
+	atc     *audioTranscodes    // nil without sound
 
 	mu       sync.Mutex
 	sessions map[string]*viewer
@@ -251,11 +262,16 @@ func NewWebRTC(s *Server, cfg WebRTCConfig) (*WebRTC, error) {
 		w.closeMux()
 		return nil, err
 	}
+	if err := registerAudioCodecs(me); err != nil {
+		w.closeMux()
+		return nil, err
+	}
 	w.se, w.me = se, me
 	if s.cfg.Registerer != nil {
 		s.cfg.Registerer.MustRegister(w.requests, w.dropped, w.active, packets)
 	}
 	w.startTranscodes()
+	w.startAudio()
 	return w, nil
 }
 

@@ -124,6 +124,11 @@ func (w *WebRTC) post(rw http.ResponseWriter, r *http.Request) {
 	v := newViewer(w, st, codec, time.Unix(exp, 0))
 	v.keys = w.keysOf(r, camera)
 	v.useRendition(rend)
+	if c := w.g711For(st, string(body)); c != "" {
+		v.useG711(st, c)
+	} else {
+		v.useAudio(w.audioFor(st, string(body)))
+	}
 	if err := w.add(v); err != nil {
 		v.releaseRendition()
 		if le, ok := errors.AsType[*limitError](err); ok {
@@ -169,6 +174,21 @@ func (w *WebRTC) connect(r *http.Request, v *viewer, offer string) (string, erro
 	if err != nil {
 		return "", err
 	}
+	var audio *webrtc.RTPSender
+	if v.ahub != nil || v.pass != nil {
+		// Pion pairs it with the offer's audio section, which the
+		// viewer's Opus or G.711 in it made (offersAudio).
+		c := opusCapability
+		if v.pass != nil {
+			c = g711Capability(v.passCodec)
+		}
+		if v.audio, err = newTrack(c, "audio"); err != nil {
+			return "", err
+		}
+		if audio, err = pc.AddTrack(v.audio); err != nil {
+			return "", err
+		}
+	}
 	sender.Transport().ICETransport().OnSelectedCandidatePairChange(func(*webrtc.ICECandidatePair) { v.repath.Store(true) })
 	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
 		switch s {
@@ -180,6 +200,18 @@ func (w *WebRTC) connect(r *http.Request, v *viewer, offer string) (string, erro
 	})
 	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
 		return "", err
+	}
+	if v.audio == nil {
+		// An audio section the viewer offers to receive is answered
+		// inactive: pion would answer it sendonly, with no track, and a
+		// browser would make a track of it that never sounds.
+		for _, t := range pc.GetTransceivers() {
+			if t.Kind() == webrtc.RTPCodecTypeAudio && t.Sender() == nil {
+				if err := t.Stop(); err != nil {
+					return "", err
+				}
+			}
+		}
 	}
 	ans, err := pc.CreateAnswer(nil)
 	if err != nil {
@@ -199,6 +231,9 @@ func (w *WebRTC) connect(r *http.Request, v *viewer, offer string) (string, erro
 		return "", r.Context().Err()
 	}
 	go readRTCP(sender)
+	if audio != nil {
+		go readRTCP(audio)
+	}
 	return pc.LocalDescription().SDP, nil
 }
 

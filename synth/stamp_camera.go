@@ -14,6 +14,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
 	"github.com/bluenviron/gortsplib/v4/pkg/description"
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 )
 
@@ -33,6 +34,10 @@ type StampConfig struct {
 	// Codec is CodecH264 (libx264) or CodecH265 (libx265, ultrafast,
 	// zerolatency, no B-frames either). It defaults to CodecH264.
 	Codec string
+	// Audio, when set, adds sound: a beep from each whole second of the
+	// wall clock (BeepHz, BeepLength), AudioAAC (AAC-LC, 16 kHz) or
+	// AudioPCMU (8 kHz). It defaults to none.
+	Audio string
 }
 
 // StampCamera is a live synthetic camera for latency measures: each
@@ -50,6 +55,17 @@ type StampCamera struct {
 	enc    *exec.Cmd
 	rtpIn  net.PacketConn
 	stdin  io.WriteCloser
+	audio  *stampAudio // nil without sound
+
+	// drawn holds the wall-clock time each picture was drawn, by frame
+	// number (modulo its length): the time of its RTP timestamp.
+	drawnMu sync.Mutex
+	drawn   [256]time.Time
+	frames  int64
+	// The RTP time and wall-clock time of the last video packet sent,
+	// for the sender reports of sound.
+	lastTS  uint32
+	lastNTP time.Time
 
 	addr string
 	quit chan struct{}
@@ -84,6 +100,14 @@ func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
 		f = &format.H265{PayloadTyp: videoPayloadType}
 	}
 	c.medi = &description.Media{Type: description.MediaTypeVideo, Formats: []format.Format{f}}
+	medias := []*description.Media{c.medi}
+	if cfg.Audio != "" {
+		var err error
+		if c.audio, err = newStampAudio(cfg.Audio); err != nil {
+			return nil, err
+		}
+		medias = append(medias, c.audio.medi)
+	}
 	c.rtsp = &gortsplib.Server{
 		Handler:     stampHandler{c},
 		RTSPAddress: cfg.Addr,
@@ -96,21 +120,28 @@ func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
 		},
 	}
 	if err := c.rtsp.Start(); err != nil {
+		c.closeAudio()
 		return nil, fmt.Errorf("stamp camera: %w", err)
 	}
-	c.stream = &gortsplib.ServerStream{Server: c.rtsp, Desc: &description.Session{Medias: []*description.Media{c.medi}}}
+	c.stream = &gortsplib.ServerStream{Server: c.rtsp, Desc: &description.Session{Medias: medias}}
 	if err := c.stream.Initialize(); err != nil {
 		c.rtsp.Close()
+		c.closeAudio()
 		return nil, err
 	}
 	if err := c.startEncoder(); err != nil {
 		c.stream.Close()
 		c.rtsp.Close()
+		c.closeAudio()
 		return nil, err
 	}
 	c.wg.Add(2)
 	go c.relay()
 	go c.clock()
+	if c.audio != nil {
+		c.wg.Add(1)
+		go c.sound()
+	}
 	return c, nil
 }
 
@@ -149,7 +180,11 @@ func (c *StampCamera) startEncoder() error {
 func (c *StampCamera) URL() string { return "rtsp://" + c.addr + "/stamp" }
 
 // clock writes a stamped picture to the encoder every frame interval
-// until Close.
+// until Close. Picture k is stamped with the time it is due, start + k
+// frame intervals, and so is its RTP timestamp (the encoder numbers the
+// pictures it is given): pictures a loaded machine writes late are
+// written at once, in a burst, keeping the camera's media clock true to
+// the wall clock, as a camera's capture clock is.
 func (c *StampCamera) clock() {
 	defer c.wg.Done()
 	w, h := c.cfg.Width, c.cfg.Height
@@ -157,16 +192,28 @@ func (c *StampCamera) clock() {
 	for i := range pic {
 		pic[i] = stampGray
 	}
-	tick := time.NewTicker(time.Second / time.Duration(c.cfg.FPS))
+	interval := time.Second / time.Duration(c.cfg.FPS)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for {
+	start := time.Now()
+	for k := int64(0); ; {
 		select {
 		case <-c.quit:
 			return
-		case <-tick.C:
-			DrawStamp(pic[:w*h], w, time.Now())
-			if _, err := c.stdin.Write(pic); err != nil {
-				return
+		case now := <-tick.C:
+			for ; ; k++ {
+				at := start.Add(time.Duration(k) * interval)
+				if at.After(now) {
+					break
+				}
+				DrawStamp(pic[:w*h], w, at)
+				c.drawnMu.Lock()
+				c.drawn[k%int64(len(c.drawn))] = at
+				c.frames = k + 1
+				c.drawnMu.Unlock()
+				if _, err := c.stdin.Write(pic); err != nil {
+					return
+				}
 			}
 		}
 	}
@@ -176,6 +223,11 @@ func (c *StampCamera) clock() {
 func (c *StampCamera) relay() {
 	defer c.wg.Done()
 	buf := make([]byte, 2048)
+	var (
+		ts0     uint32
+		started bool
+	)
+	step := uint32(90000 / c.cfg.FPS)
 	for {
 		n, _, err := c.rtpIn.ReadFrom(buf)
 		if err != nil {
@@ -185,7 +237,78 @@ func (c *StampCamera) relay() {
 		if p.Unmarshal(buf[:n]) != nil {
 			continue
 		}
-		_ = c.stream.WritePacketRTPWithNTP(c.medi, &p, time.Now())
+		if !started {
+			ts0, started = p.Timestamp, true
+		}
+		ntp := c.drawnAt(int64((p.Timestamp - ts0) / step))
+		c.drawnMu.Lock()
+		c.lastTS, c.lastNTP = p.Timestamp, ntp
+		c.drawnMu.Unlock()
+		_ = c.stream.WritePacketRTPWithNTP(c.medi, &p, ntp)
+	}
+}
+
+// drawnAt returns the time picture k was drawn (the encoder numbers its
+// pictures from 0 at the input's rate), or now when it is no longer known.
+func (c *StampCamera) drawnAt(k int64) time.Time {
+	c.drawnMu.Lock()
+	defer c.drawnMu.Unlock()
+	if k < c.frames && k >= c.frames-int64(len(c.drawn)) {
+		return c.drawn[k%int64(len(c.drawn))]
+	}
+	return time.Now()
+}
+
+// sound sends the camera's audio every 20 ms, and a sender report of each
+// track every second, until Close. The reports tie each track's RTP time
+// to the wall clock from the start, as cameras' do, so that a reader
+// places the audio against the video by them within a second (the RTSP
+// server's own come every 10 s).
+func (c *StampCamera) sound() {
+	defer c.wg.Done()
+	c.audio.t0 = time.Now()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var (
+		audioTS  uint32
+		audioNTP time.Time
+		reported time.Time
+	)
+	for {
+		select {
+		case <-c.quit:
+			return
+		case now := <-tick.C:
+			c.audio.packets(now, func(p *rtp.Packet, ntp time.Time) {
+				audioTS, audioNTP = p.Timestamp, ntp
+				_ = c.stream.WritePacketRTPWithNTP(c.audio.medi, p, ntp)
+			})
+			if now.Sub(reported) < time.Second {
+				continue
+			}
+			reported = now
+			c.drawnMu.Lock()
+			videoTS, videoNTP := c.lastTS, c.lastNTP
+			c.drawnMu.Unlock()
+			if !audioNTP.IsZero() {
+				_ = c.stream.WritePacketRTCP(c.audio.medi, &rtcp.SenderReport{NTPTime: ntpTime(audioNTP), RTPTime: audioTS})
+			}
+			if !videoNTP.IsZero() {
+				_ = c.stream.WritePacketRTCP(c.medi, &rtcp.SenderReport{NTPTime: ntpTime(videoNTP), RTPTime: videoTS})
+			}
+		}
+	}
+}
+
+// ntpTime returns t in the NTP format (RFC 5905).
+func ntpTime(t time.Time) uint64 {
+	ns := t.UnixNano()
+	return (uint64(ns/1e9)+2208988800)<<32 | uint64(ns%1e9)<<32/1e9
+}
+
+func (c *StampCamera) closeAudio() {
+	if c.audio != nil {
+		c.audio.close()
 	}
 }
 
@@ -202,6 +325,7 @@ func (c *StampCamera) Close() {
 		c.wg.Wait()
 		c.stream.Close()
 		c.rtsp.Close()
+		c.closeAudio()
 	})
 }
 

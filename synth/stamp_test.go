@@ -2,7 +2,10 @@ package synth
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -55,5 +58,77 @@ func TestStampCamera(t *testing.T) {
 	}
 	if got.Before(before) || got.After(time.Now()) {
 		t.Fatalf("stamp %v outside [%v, now]", got, before)
+	}
+}
+
+// TestStampCameraSound: the stamp camera's sound, AAC and µ-law, decoded
+// by FFmpeg from its RTSP stream, is a beep of BeepHz for BeepLength every
+// second, silence between.
+func TestStampCameraSound(t *testing.T) {
+	for _, codec := range []string{AudioAAC, AudioPCMU} {
+		t.Run(codec, func(t *testing.T) {
+			c, err := StartStampCamera(StampConfig{Audio: codec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			const rate = 16000
+			out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-rtsp_transport", "tcp", "-i", c.URL(),
+				"-t", "3.5", "-vn", "-f", "s16le", "-ac", "1", "-ar", strconv.Itoa(rate), "pipe:1").Output()
+			if err != nil {
+				t.Fatalf("ffmpeg: %v", err)
+			}
+			pcm := make([]int16, len(out)/2)
+			for i := range pcm {
+				pcm[i] = int16(binary.LittleEndian.Uint16(out[2*i:]))
+			}
+			// Beeps: runs of 5 ms blocks loud enough, apart by silence.
+			const block = rate / 200
+			var starts, ends []int
+			loud := false
+			for b := 0; (b+1)*block <= len(pcm); b++ {
+				var sum float64
+				for _, v := range pcm[b*block : (b+1)*block] {
+					sum += float64(v) * float64(v)
+				}
+				l := math.Sqrt(sum/block) > 0.1*32767
+				if l && !loud {
+					starts = append(starts, b*block)
+				} else if !l && loud {
+					ends = append(ends, b*block)
+				}
+				loud = l
+			}
+			if len(starts) > 0 && starts[0] == 0 {
+				// A beep under way when the sound began.
+				starts = starts[1:]
+				if len(ends) > 0 {
+					ends = ends[1:]
+				}
+			}
+			if len(ends) < 2 {
+				t.Fatalf("%d whole beeps in 3.5 s of sound, want at least 2", len(ends))
+			}
+			for i := 0; i+1 < len(starts) && i < len(ends); i++ {
+				length := time.Duration(ends[i]-starts[i]) * time.Second / rate
+				every := time.Duration(starts[i+1]-starts[i]) * time.Second / rate
+				if length < BeepLength-15*time.Millisecond || length > BeepLength+15*time.Millisecond {
+					t.Errorf("beep %d lasts %v, want %v", i, length, BeepLength)
+				}
+				if every < time.Second-15*time.Millisecond || every > time.Second+15*time.Millisecond {
+					t.Errorf("beep %d is followed by the next %v later, want 1 s", i, every)
+				}
+				n := 0
+				beep := pcm[starts[i]+block : ends[i]-block]
+				for j := 1; j < len(beep); j++ {
+					if (beep[j-1] < 0) != (beep[j] < 0) {
+						n++
+					}
+				}
+				if f := float64(n) / 2 / (float64(len(beep)) / rate); math.Abs(f-BeepHz) > 20 {
+					t.Errorf("beep %d at %.0f Hz, want %d Hz", i, f, BeepHz)
+				}
+			}
+		})
 	}
 }

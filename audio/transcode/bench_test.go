@@ -1,6 +1,6 @@
 //go:build cgo
 
-package transcode
+package transcode_test
 
 import (
 	"math/rand/v2"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/audio"
+	"github.com/vigia/vigia/audio/transcode"
 	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/synth"
 )
@@ -58,7 +59,7 @@ func BenchmarkTranscode(b *testing.B) {
 		{"opus synthetic camera", media.Track{Codec: media.Opus, ClockRate: 48000}, 20 * time.Millisecond, clip(synth.AudioOpus)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			tc, err := New(&bc.track)
+			tc, err := transcode.New(&bc.track)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -90,4 +91,73 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkToOpus turns one camera's AAC into Opus for WebRTC listeners,
+// the live transcoder's work, and reports it in % of one core as
+// BenchmarkTranscode does. Sounds: the synthetic cameras' AAC (16 kHz
+// mono) and the AAC the recorder makes of G.711 (8 kHz mono).
+//
+//	go test ./audio/transcode -run '^$' -bench ToOpus -benchtime 20s
+func BenchmarkToOpus(b *testing.B) {
+	fixture, err := synth.AudioClipFor(synth.AudioAAC)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g711, err := synth.AudioClipFor(synth.AudioPCMU)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The G.711 clip made AAC by the recorder's transcoder.
+	tc, err := transcode.New(&media.Track{Codec: media.G711U, ClockRate: g711.Rate, Channels: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var fromG711 []*media.Unit
+	for i, u := range g711.Units {
+		pts := time.Duration(i*g711.UnitSamples) * time.Second / time.Duration(g711.Rate)
+		if err := tc.Unit(&media.Unit{PTS: pts, Payload: u.Payload}, func(o *media.Unit) { fromG711 = append(fromG711, o) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g711Track := tc.Track()
+	tc.Close()
+	fixtureTrack := fixture.Track()
+	var fixtureUnits []*media.Unit
+	for i := range fixture.Units {
+		fixtureUnits = append(fixtureUnits, &fixture.Units[i])
+	}
+	for _, bc := range []struct {
+		name  string
+		track *media.Track
+		units []*media.Unit
+	}{
+		{"aac 16 kHz synthetic camera", &fixtureTrack, fixtureUnits},
+		{"aac 8 kHz from g711", g711Track, fromG711},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			o, err := transcode.NewToOpus(bc.track)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer o.Close()
+			per := time.Duration(1024) * time.Second / time.Duration(bc.track.AAC.SampleRate)
+			emit := func(transcode.OpusPacket) {}
+			u := &media.Unit{}
+			c0 := processCPU(b)
+			n := 0
+			for i := 0; b.Loop(); i++ {
+				u.PTS = time.Duration(i) * per
+				u.Payload = bc.units[i%len(bc.units)].Payload
+				if err := o.Unit(u, emit); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			cpu := processCPU(b) - c0
+			b.ReportMetric(100*float64(cpu)/float64(time.Duration(n)*per), "%core")
+			st := o.Stats()
+			b.ReportMetric(100*float64(st.CPU)/float64(st.Audio), "%core-thread")
+		})
+	}
 }

@@ -115,8 +115,19 @@
     var pc = new RTCPeerConnection();
     s.pc = pc;
     pc.addTransceiver('video', { direction: 'recvonly' });
+    // The camera's sound, as Opus, when it has some; the node answers
+    // the section inactive otherwise.
+    pc.addTransceiver('audio', { direction: 'recvonly' });
     pc.ontrack = function (ev) {
-      video.srcObject = ev.streams && ev.streams[0] ? ev.streams[0] : new MediaStream([ev.track]);
+      // Audio and video come in one stream, which the browser keeps in
+      // sync; a track of no stream is added to the one playing.
+      var st = ev.streams && ev.streams[0];
+      if (!st) {
+        st = video.srcObject instanceof MediaStream ? video.srcObject : new MediaStream();
+        st.addTrack(ev.track);
+      }
+      if (video.srcObject === st) { return; }
+      video.srcObject = st;
       var p = video.play();
       if (p && p.catch) { p.catch(function () {}); }
     };
