@@ -1,7 +1,12 @@
 package e2e
 
 import (
-	"sort"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -11,13 +16,22 @@ import (
 )
 
 // TestTakeover150Cameras: two recorder processes share 300 cameras (6 s
-// segments, so that MinIO on the test machine keeps up with the uploads);
-// the busier, holding about 150, is killed with SIGKILL. The test measures,
-// for each of its cameras, when the survivor's status turned ONLINE (logged)
-// and the start of the first segment stored after the kill (the
-// survivor's), and wants every one stored within 120 s and starting within
-// 10 s of the kill (lease TTL 5 s, then the connections and the first
-// keyframe). Long test (VIGIA_LONG=1).
+// segments); the busier, holding about 150, is killed with SIGKILL. For
+// each of its cameras the test takes the start of the first segment the
+// survivor stored after the kill, the wall-clock time of the first frame
+// recorded there, and wants it within 10 s of the kill (the lease TTL,
+// 5 s, then the connection and the first keyframe, a GOP of 2 s).
+//
+// The video must reach storage, however late: 300 cameras at 2 Mbit/s are
+// 80 MB/s for MinIO on the same machine, more than a loaded test machine
+// stores, so the survivor's upload queue falls behind. Once every camera
+// of the killed node has begun its first segment on the survivor (its
+// spool file, docs/recording.md, Spool), the cameras stop, the survivor
+// finishes its open segments and uploads its queue, and the test judges
+// by what storage then holds: every camera's first segment after the kill
+// and its segments up to the stop, without a hole. The start-up of the
+// two nodes with the 300 cameras is measured the same way, from the
+// processes' start. Long test (VIGIA_LONG=1; make soak).
 func TestTakeover150Cameras(t *testing.T) {
 	longTest(t)
 	t.Parallel()
@@ -38,6 +52,13 @@ func TestTakeover150Cameras(t *testing.T) {
 		}
 		return true
 	})
+	var began []time.Duration
+	for cam := range e.leases() {
+		at, _ := e.recordingSince(cam, start)
+		began = append(began, at.Sub(start))
+	}
+	t.Logf("start-up: two nodes started with %d cameras, first stored segment starts after the processes' start: %s", n, spread(began))
+
 	split := byNode(e.leases())
 	victim, proc := "t1", n1
 	if len(split["t2"]) > len(split["t1"]) {
@@ -47,56 +68,157 @@ func TestTakeover150Cameras(t *testing.T) {
 	if len(moved) < 130 {
 		t.Fatalf("the busier node holds %d cameras, want about 150 (%d / %d)", len(moved), len(split["t1"]), len(split["t2"]))
 	}
+	survivor, survivorProc := map[string]string{"t1": "t2", "t2": "t1"}[victim], map[string]*os.Process{"t1": n2.Process, "t2": n1.Process}[victim]
+	spool := spoolDir(t, map[string]string{"t1": n2.Args[3], "t2": n1.Args[3]}[victim])
 	if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = proc.Process.Wait()
 	killedAt := time.Now()
-	survivor := map[string]string{"t1": "t2", "t2": "t1"}[victim]
-	var took []time.Duration
-	// online: when each camera became ONLINE on the survivor (its status's
-	// since), which does not wait for uploads as storage does.
+
+	// Until each camera of the killed node has begun a segment on the
+	// survivor: when its status turned ONLINE there, and its first
+	// segment's start as the spool file names it.
 	online := map[string]time.Duration{}
-	deadline := killedAt.Add(120 * time.Second)
-	for {
-		took = took[:0]
+	spooled := map[string]time.Duration{}
+	deadline := killedAt.Add(60 * time.Second)
+	for (len(spooled) < len(moved) || len(online) < len(moved)) && time.Now().Before(deadline) {
 		for _, cam := range moved {
-			if at, ok := e.recordingSince(cam, killedAt); ok {
-				took = append(took, at.Sub(killedAt))
-			}
 			if _, seen := online[cam]; !seen {
 				st, ok, err := e.bus.GetStatus(t.Context(), cam)
 				if err == nil && ok && st.Node == survivor && st.Code == status.Online && st.Since.After(killedAt) {
 					online[cam] = st.Since.Sub(killedAt)
 				}
 			}
+			if _, seen := spooled[cam]; !seen {
+				if at, ok := firstSpooled(spool, cam, killedAt); ok {
+					spooled[cam] = at.Sub(killedAt)
+				}
+			}
 		}
-		if len(took) == len(moved) || time.Now().After(deadline) {
-			break
+		time.Sleep(250 * time.Millisecond) // polling the status bucket and the spool
+	}
+	t.Logf("takeover: %d of %d cameras ONLINE on the survivor after the kill: %s", len(online), len(moved), spread(values(online)))
+	t.Logf("takeover: %d of %d cameras began a segment in the survivor's spool after the kill: %s", len(spooled), len(moved), spread(values(spooled)))
+
+	// Stop the cameras and let the survivor store what it recorded.
+	waiting, _ := spoolFiles(spool)
+	stopped := time.Now()
+	e.cams.Close()
+	testenv.WaitFor(t, 15*time.Minute, "the survivor's spool uploaded", func() bool {
+		if survivorProc.Signal(syscall.Signal(0)) != nil {
+			t.Fatalf("the survivor exited")
 		}
-		time.Sleep(time.Second) // polling storage
+		_, left := spoolFiles(spool)
+		return left == 0
+	})
+	t.Logf("storage: %d finished segments were waiting in the survivor's spool when the cameras stopped %v after the kill; uploaded with the open ones within %v",
+		waiting, stopped.Sub(killedAt).Round(time.Second), time.Since(stopped).Round(time.Second))
+
+	// Judge by storage.
+	var took []time.Duration
+	var late, missing []string
+	holes := 0
+	for _, cam := range moved {
+		var after []stored
+		for _, s := range segments(t, e.st, cam) {
+			if s.StartMs > killedAt.UnixMilli() {
+				after = append(after, s)
+			}
+		}
+		if len(after) == 0 {
+			missing = append(missing, cam)
+			continue
+		}
+		d := time.UnixMilli(after[0].StartMs).Sub(killedAt)
+		took = append(took, d)
+		if d > 10*time.Second {
+			late = append(late, fmt.Sprintf("%s %v", cam, d.Round(10*time.Millisecond)))
+		}
+		for i := 1; i < len(after); i++ {
+			if gap := after[i].StartMs - after[i-1].EndMs(); gap > 1 || gap < -1 {
+				holes++
+				t.Errorf("camera %s: %d ms between %s and the segment before, on the survivor after the takeover", cam, gap, after[i].Key)
+			}
+		}
+		if end := after[len(after)-1].EndMs(); end < stopped.UnixMilli()-10_000 {
+			t.Errorf("camera %s: its stored recording ends %v before the cameras stopped", cam, time.Duration(stopped.UnixMilli()-end)*time.Millisecond)
+		}
 	}
-	var on []time.Duration
-	for _, d := range online {
-		on = append(on, d)
+	t.Logf("takeover: %d cameras of the killed node, first stored frame on the survivor after the kill: %s", len(took), spread(took))
+	if len(missing) > 0 {
+		t.Errorf("%d of the %d cameras of the killed node have no segment stored after the kill: %v", len(missing), len(moved), missing)
 	}
-	sort.Slice(on, func(i, j int) bool { return on[i] < on[j] })
-	if len(on) > 0 {
-		t.Logf("takeover: %d of %d cameras ONLINE on the survivor, after the kill: p50 %v, p90 %v, max %v", len(on), len(moved),
-			on[len(on)/2].Round(10*time.Millisecond), on[(len(on)-1)*9/10].Round(10*time.Millisecond), on[len(on)-1].Round(10*time.Millisecond))
+	if len(late) > 0 {
+		t.Errorf("%d cameras were recorded again more than 10 s after the kill: %v", len(late), late)
 	}
-	if len(took) == 0 {
-		t.Fatalf("none of the %d cameras of the killed node recorded again within 120 s", len(moved))
+}
+
+// spread formats the minimum, p50, p90 and maximum of ds.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
 	}
-	if len(took) < len(moved) {
-		t.Errorf("%d of the %d cameras of the killed node recorded again within 120 s; leases now: %d on the survivor",
-			len(took), len(moved), len(byNode(e.leases())[survivor]))
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	p := func(q int) time.Duration { return ds[(len(ds)-1)*q/100].Round(10 * time.Millisecond) }
+	return fmt.Sprintf("min %v, p50 %v, p90 %v, max %v", p(0), p(50), p(90), p(100))
+}
+
+func values(m map[string]time.Duration) []time.Duration {
+	out := make([]time.Duration, 0, len(m))
+	for _, d := range m {
+		out = append(out, d)
 	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	pct := func(p int) time.Duration { return took[(len(took)-1)*p/100] }
-	t.Logf("takeover: %d cameras of the killed node, first segment on the survivor after the kill: min %v, p50 %v, p90 %v, max %v",
-		len(took), took[0].Round(10*time.Millisecond), pct(50).Round(10*time.Millisecond), pct(90).Round(10*time.Millisecond), took[len(took)-1].Round(10*time.Millisecond))
-	if worst := took[len(took)-1]; worst > 10*time.Second {
-		t.Errorf("takeover of %d cameras took %v, want every camera recording within 10 s", len(took), worst)
+	return out
+}
+
+// spoolDir returns the spool of the node whose configuration file is cfg
+// (recording.spool_dir defaults to {data_dir}/spool; the test's data_dir
+// is the configuration file's folder).
+func spoolDir(t *testing.T, cfg string) string {
+	if filepath.Base(cfg) != "vigia.yaml" {
+		t.Fatalf("%q is not a node's configuration file", cfg)
 	}
+	return filepath.Join(filepath.Dir(cfg), "spool")
+}
+
+// firstSpooled returns the earliest start after t of camera's segments in
+// the spool: open ({startMs}.part) or waiting for upload ({startMs}.mp4).
+func firstSpooled(spool, camera string, t time.Time) (time.Time, bool) {
+	ents, _ := os.ReadDir(filepath.Join(spool, camera))
+	var first int64
+	for _, d := range ents {
+		stem, ok := strings.CutSuffix(d.Name(), ".part")
+		if !ok {
+			stem, ok = strings.CutSuffix(d.Name(), ".mp4")
+		}
+		ms, err := strconv.ParseInt(stem, 10, 64)
+		if !ok || err != nil || ms <= t.UnixMilli() {
+			continue
+		}
+		if first == 0 || ms < first {
+			first = ms
+		}
+	}
+	return time.UnixMilli(first), first > 0
+}
+
+// spoolFiles counts the spool's finished segments waiting for upload and
+// all its segments (open ones too).
+func spoolFiles(spool string) (finished, all int) {
+	cams, _ := os.ReadDir(spool)
+	for _, c := range cams {
+		ents, _ := os.ReadDir(filepath.Join(spool, c.Name()))
+		for _, d := range ents {
+			switch {
+			case strings.HasSuffix(d.Name(), ".mp4"):
+				finished++
+				all++
+			case strings.HasSuffix(d.Name(), ".part"):
+				all++
+			}
+		}
+	}
+	return finished, all
 }
