@@ -247,3 +247,41 @@ func spoolFiles(spool string) (finished, all int) {
 	}
 	return finished, all
 }
+
+// TestStart300Cameras: one recorder process started with 300 cameras
+// registered (cluster mode, NATS, MinIO; 6 s segments) records each one's
+// first frame within 10 s of the process's start, judged by the start of
+// its first stored segment (uploads on a loaded test machine may come
+// later). Long test (VIGIA_LONG=1; make soak).
+func TestStart300Cameras(t *testing.T) {
+	longTest(t)
+	t.Parallel()
+	const n = 300
+	e := newClusterEnv(t, n)
+	e.nodeWith("s1", "recording: {segment_duration: 6s}\n")
+	start := time.Now()
+	var began []time.Duration
+	var late []string
+	testenv.WaitFor(t, 5*time.Minute, "a segment of every camera stored", func() bool {
+		l := e.leases()
+		if len(l) != n {
+			return false
+		}
+		began, late = began[:0], late[:0]
+		for cam := range l {
+			at, ok := e.recordingSince(cam, start)
+			if !ok {
+				return false
+			}
+			began = append(began, at.Sub(start))
+			if at.Sub(start) > 10*time.Second {
+				late = append(late, fmt.Sprintf("%s %v", cam, at.Sub(start).Round(10*time.Millisecond)))
+			}
+		}
+		return true
+	})
+	t.Logf("start-up: a node started with %d cameras, first stored frame after the process's start: %s", n, spread(began))
+	if len(late) > 0 {
+		t.Errorf("%d cameras were first recorded more than 10 s after the node started: %v", len(late), late)
+	}
+}
