@@ -35,7 +35,8 @@ import (
 // processes' start. Long test (VIGIA_LONG=1; make soak).
 func TestTakeover150Cameras(t *testing.T) {
 	longTest(t)
-	t.Parallel()
+	// Not parallel: it takes the machine (300 cameras into MinIO), and
+	// judges times.
 	const n = 300
 	e := newClusterEnv(t, n)
 	seg := "recording: {segment_duration: 6s}\n"
@@ -255,7 +256,7 @@ func spoolFiles(spool string) (finished, all int) {
 // later). Long test (VIGIA_LONG=1; make soak).
 func TestStart300Cameras(t *testing.T) {
 	longTest(t)
-	t.Parallel()
+	// Not parallel, as TestTakeover150Cameras.
 	const n = 300
 	e := newClusterEnv(t, n)
 	e.nodeWith("s1", "recording: {segment_duration: 6s}\n")
