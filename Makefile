@@ -149,7 +149,7 @@ SOAK_WARMUP ?= 30m
 soak: soak-e2e soak-bench
 
 soak-e2e: deps
-	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestStorageOutage|TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras|TestCameraKilledLongReconnects|TestClusterEditsChurn|TestNATSClusterFaults'
+	VIGIA_LONG=1 $(GO) test -count=1 -timeout 60m ./e2e -run 'TestStorageOutage|TestNATSOutageStatic|TestReconnectStorm|TestNodeKilledWith50Cameras|TestCameraKilledLongReconnects|TestClusterEditsChurn|TestNATSClusterFaults|TestTakeover150Cameras|TestStart300Cameras'
 
 soak-bench: deps build
 	./bin/vigia bench --cameras 100 --duration $(SOAK_DURATION) --warmup $(SOAK_WARMUP) --sample-every 20s --flap 0.1 --discard --nats-process --ffmpeg-sample 0 --max-growth 1 $(SOAK_ARGS)

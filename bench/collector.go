@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,6 +75,28 @@ func (c *collector) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stored_
+}
+
+// startUp measures how soon after given each of cameras had its first
+// stored segment start.
+func (c *collector) startUp(cameras []string, given time.Time) StartUpStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := StartUpStats{Cameras: len(cameras)}
+	var d []time.Duration
+	for _, id := range cameras {
+		if cs := c.byCam[id]; cs != nil {
+			d = append(d, cs.first.Sub(given))
+		}
+	}
+	if len(d) == 0 {
+		return st
+	}
+	slices.Sort(d)
+	q := func(p int) float64 { return d[(len(d)-1)*p/100].Seconds() }
+	st.Recorded = len(d)
+	st.FirstSegmentP50S, st.FirstSegmentP90S, st.FirstSegmentMaxS = q(50), q(90), q(100)
+	return st
 }
 
 // segmentStats summarises the stored segments.

@@ -118,3 +118,18 @@ func TestLatencies(t *testing.T) {
 		})
 	}
 }
+
+func TestStartUp(t *testing.T) {
+	given := time.Unix(1_700_000_000, 0)
+	c := newCollector(2 * time.Second)
+	for i, startMs := range []int{900, 1200, 3000, 2500} {
+		cam := string(rune('a' + i))
+		c.stored(segmenter.Segment{Camera: cam, Start: given.Add(time.Duration(startMs+4000) * time.Millisecond), Duration: 2 * time.Second}, 0)
+		c.stored(segmenter.Segment{Camera: cam, Start: given.Add(time.Duration(startMs) * time.Millisecond), Duration: 4 * time.Second}, 0) // the first, stored later
+	}
+	got := c.startUp([]string{"a", "b", "c", "d", "e"}, given)
+	want := StartUpStats{Cameras: 5, Recorded: 4, FirstSegmentP50S: 1.2, FirstSegmentP90S: 2.5, FirstSegmentMaxS: 3}
+	if got != want {
+		t.Errorf("startUp = %+v, want %+v", got, want)
+	}
+}

@@ -46,6 +46,10 @@ type Report struct {
 	// Segments are the segments stored during the whole run.
 	Segments SegmentStats `json:"segments"`
 
+	// StartUp is how soon the cameras were recorded once given to the
+	// recorder all at once.
+	StartUp StartUpStats `json:"start_up"`
+
 	// Frames are the video frames expected and stored.
 	Frames FrameStats `json:"frames"`
 
@@ -162,6 +166,22 @@ type SegmentStats struct {
 	LatencyMaxMs      float64 `json:"latency_max_ms"`
 	ShortLatencyP50Ms float64 `json:"short_latency_p50_ms"`
 	ShortLatencyMaxMs float64 `json:"short_latency_max_ms"`
+}
+
+// StartUpStats measures a start with every camera at once: from the
+// moment the cameras were given to the recorder to each camera's first
+// stored segment's start (the wall-clock time of its first recorded
+// frame).
+type StartUpStats struct {
+	// Cameras is the number of cameras given; Recorded those with a
+	// stored segment.
+	Cameras  int `json:"cameras"`
+	Recorded int `json:"recorded"`
+	// FirstSegmentP50S, P90S and MaxS are percentiles of the first
+	// segment's start over the recorded cameras, in seconds.
+	FirstSegmentP50S float64 `json:"first_segment_p50_s"`
+	FirstSegmentP90S float64 `json:"first_segment_p90_s"`
+	FirstSegmentMaxS float64 `json:"first_segment_max_s"`
 }
 
 // FrameStats counts video frames (see the definition in docs/benchmarks.md).

@@ -114,6 +114,7 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 		return nil, err
 	}
 	cameras := make([]string, o.Cameras)
+	given := time.Now()
 	for i, url := range r.synth.urls {
 		cameras[i] = fmt.Sprintf("cam-%d", i+1)
 		if err := r.app.RecordCamera(ingest.Camera{ID: cameras[i], URL: url, Sound: o.Audio, Trusted: true}); err != nil {
@@ -233,6 +234,9 @@ func (r *run) run(ctx context.Context, fps float64) (*Report, error) {
 	r.app = nil
 
 	rep.Segments = r.col.segmentStats()
+	rep.StartUp = r.col.startUp(cameras, given)
+	r.progress("%d of %d cameras recorded; their first stored segment starts after they were given: p50 %.1f s, p90 %.1f s, max %.1f s",
+		rep.StartUp.Recorded, rep.StartUp.Cameras, rep.StartUp.FirstSegmentP50S, rep.StartUp.FirstSegmentP90S, rep.StartUp.FirstSegmentMaxS)
 	f := r.col.frameStats(cameras, fps, recordWindow)
 	f.CountedFrom = "metadata"
 	if r.files != nil {

@@ -27,6 +27,7 @@ func TestCatalogue(t *testing.T) {
 		{"init sizes", testInitSizes},
 		{"a day's playlist on a fresh catalogue", testDayPlaylistCold},
 		{"last before", testLastBefore},
+		{"last before lists the hours present", testLastBeforeListings},
 		{"thumbnails", testThumbs},
 		{"journal", testJournal},
 	}
@@ -346,6 +347,45 @@ func testDayPlaylistCold(t *testing.T, st storage.Store) {
 				t.Errorf("%d List calls for a day, want one an hour", got)
 			}
 		})
+	}
+}
+
+// testLastBeforeListings: a camera starting looks for its last segment
+// with a few listings whatever the look-back: its hour, then one listing of
+// each day's hour folders and only the hours present (one a look-back, 25
+// listings for 24 hours, made hundreds of starting cameras time out on
+// MinIO).
+func testLastBeforeListings(t *testing.T, st storage.Store) {
+	cs := &countingStore{Store: st}
+	c := New(Config{Store: cs})
+	ctx := context.Background()
+	now := at(9, 30, 0)
+	l, err := c.LastBefore(ctx, "cam", now, 24*time.Hour)
+	if err != nil || !l.End.IsZero() || l.GapAfter {
+		t.Fatalf("nothing stored: %+v %v", l, err)
+	}
+	if n := cs.lists.Load(); n > 3 {
+		t.Errorf("%d List calls for a camera with nothing stored in 24 hours, want 3 at most (its hour, today's and yesterday's hours)", n)
+	}
+	// A segment yesterday at 14:00, one after now and one of another
+	// camera whose id extends this one's: only yesterday's counts.
+	putSegment(t, st, "cam", at(14, 0, 0).AddDate(0, 0, -1), time.Minute, 800)
+	putSegment(t, st, "cam", now.Add(time.Minute), time.Minute, 800) // after now
+	putSegment(t, st, "cam2", at(8, 0, 0), time.Minute, 800)
+	cs.lists.Store(0)
+	l, err = c.LastBefore(ctx, "cam", now, 24*time.Hour)
+	if want := at(14, 1, 0).AddDate(0, 0, -1); err != nil || !l.End.Equal(want) || l.GapAfter {
+		t.Errorf("a segment yesterday: %+v %v, want end %v", l, err, want)
+	}
+	if n := cs.lists.Load(); n > 4 {
+		t.Errorf("%d List calls, want 4 at most", n)
+	}
+	if l, _ := c.LastBefore(ctx, "cam", now, 18*time.Hour); !l.End.IsZero() {
+		t.Errorf("within 18 hours: %+v, want nothing", l)
+	}
+	putGap(t, st, status.Gap{Camera: "cam", StartMs: ms(at(3, 0, 0)), Cause: status.CauseNodeCrash})
+	if l, err := c.LastBefore(ctx, "cam", now, 24*time.Hour); err != nil || !l.End.IsZero() || !l.GapAfter {
+		t.Errorf("a gap record today after yesterday's segment: %+v %v, want the gap in its hour", l, err)
 	}
 }
 

@@ -5,7 +5,12 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/vigia/vigia/storage"
 )
 
 // Range yields, hour by hour, the segments and gap records of camera that
@@ -86,41 +91,91 @@ type Last struct {
 	GapAfter bool
 }
 
-// LastBefore looks back from t, hour by hour, at most within, for camera's
-// last segment ending before t and the gap records after it. It stops at
-// the newest hour holding anything.
+// LastBefore looks back from t, at most within, for camera's last segment
+// ending before t and the gap records after it. It stops at the newest
+// hour holding anything. It lists t's hour first (a camera recording now
+// has its last segment there), then, for each day back, the day's hour
+// folders (one listing with a delimiter) and only the hours present: a
+// node starting hundreds of cameras that recorded nothing lately makes a
+// few listings each, not one for every hour of within.
 func (c *Catalogue) LastBefore(ctx context.Context, camera string, t time.Time, within time.Duration) (Last, error) {
-	var last Last
 	if err := checkRange(camera, t.Add(-within), t); err != nil {
+		return Last{}, err
+	}
+	from := t.Add(-within).UTC().Truncate(time.Hour)
+	newest := t.UTC().Truncate(time.Hour)
+	if last, found, err := c.lastInHour(ctx, camera, newest, t); found || err != nil {
 		return last, err
 	}
-	tm := t.UnixMilli()
-	for h := t.UTC().Truncate(time.Hour); !h.Before(t.Add(-within).UTC().Truncate(time.Hour)); h = h.Add(-time.Hour) {
-		hour, err := c.listHourStore(ctx, camera, h) // never a kept listing: recorders decide on it
+	for day := truncateDay(newest); !day.Before(truncateDay(from)); day = day.AddDate(0, 0, -1) {
+		hours, err := c.hoursOfDay(ctx, camera, day)
 		if err != nil {
-			return last, err
+			return Last{}, err
 		}
-		var endMs int64
-		for _, s := range hour.Segments {
-			if s.EndMs() <= tm && s.EndMs() > endMs {
-				endMs = s.EndMs()
+		for _, h := range slices.Backward(hours) {
+			if !h.Before(newest) || h.Before(from) {
+				continue
 			}
-		}
-		gaps := 0
-		for _, g := range hour.Gaps {
-			if g.StartMs < tm && g.StartMs >= endMs {
-				gaps++
+			if last, found, err := c.lastInHour(ctx, camera, h, t); found || err != nil {
+				return last, err
 			}
-		}
-		if endMs > 0 {
-			last.End = time.UnixMilli(endMs)
-		}
-		if gaps > 0 {
-			last.GapAfter = true
-		}
-		if endMs > 0 || gaps > 0 {
-			return last, nil
 		}
 	}
-	return last, nil
+	return Last{}, nil
+}
+
+// lastInHour reads camera's hour h for LastBefore(t): found when the hour
+// holds a segment ending by t or a gap record starting before t and not
+// before that segment's end.
+func (c *Catalogue) lastInHour(ctx context.Context, camera string, h, t time.Time) (last Last, found bool, err error) {
+	hour, err := c.listHourStore(ctx, camera, h) // never a kept listing: recorders decide on it
+	if err != nil {
+		return last, false, err
+	}
+	tm := t.UnixMilli()
+	var endMs int64
+	for _, s := range hour.Segments {
+		if s.EndMs() <= tm && s.EndMs() > endMs {
+			endMs = s.EndMs()
+		}
+	}
+	gaps := 0
+	for _, g := range hour.Gaps {
+		if g.StartMs < tm && g.StartMs >= endMs {
+			gaps++
+		}
+	}
+	if endMs > 0 {
+		last.End = time.UnixMilli(endMs)
+	}
+	last.GapAfter = gaps > 0
+	return last, endMs > 0 || gaps > 0, nil
+}
+
+// hoursOfDay returns the hours of UTC day whose folders hold something of
+// camera, in time order.
+func (c *Catalogue) hoursOfDay(ctx context.Context, camera string, day time.Time) ([]time.Time, error) {
+	hourPrefix := storage.SegmentPrefix(camera, day)
+	dayPrefix := hourPrefix[:len(hourPrefix)-len("HH/")]
+	var hours []time.Time
+	for page, err := range storage.Pages(ctx, c.cfg.Store, dayPrefix, storage.ListOptions{Delimiter: "/"}) {
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", dayPrefix, err)
+		}
+		for _, p := range page.CommonPrefixes {
+			hh, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p, dayPrefix), "/"))
+			if err != nil || hh < 0 || hh > 23 {
+				continue // not an hour folder of Vigia's
+			}
+			hours = append(hours, day.Add(time.Duration(hh)*time.Hour))
+		}
+	}
+	slices.SortFunc(hours, func(a, b time.Time) int { return a.Compare(b) })
+	return hours, nil
+}
+
+// truncateDay returns the start of t's UTC day.
+func truncateDay(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
