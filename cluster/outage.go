@@ -20,16 +20,56 @@ import (
 // and the placement gives the camera to that process. While cut off it
 // judges liveness as it last could (viewAt), so its placement does not
 // change, and it takes no lease from a node it merely stopped seeing.
+//
+// The same holds while its heartbeats are stored but its watch of the
+// nodes bucket lags (the server holding the watch's consumer died, and the
+// client has not yet made a new one): another node's heartbeat that does
+// not change there says nothing of that node. The node sees the others as
+// far as its watch has delivered its own heartbeats.
 
 // viewAt is the time at which this node judges the other nodes' liveness:
-// now while its heartbeats are stored; while they are not, shortly after
-// the last one stored: what it saw then is all it knows.
+// now while its nodes watch delivers its own heartbeats; while it does
+// not (they are not stored, or the watch lags), shortly after the last one
+// it delivered: what the node saw then is all it knows.
 func (st *state) viewAt() time.Time {
 	now := time.Now()
-	if v := st.renewedOK.Add(st.sightSlack()); v.Before(now) {
+	if v := st.watchedOK.Add(st.sightSlack()); v.Before(now) {
 		return v
 	}
 	return now
+}
+
+// sees reports whether this node's view of the others is current: its
+// nodes watch delivered one of its own heartbeats, sent within sightSlack.
+// Only then does it take a lease from a holder that looks dead.
+func (st *state) sees() bool { return time.Since(st.watchedOK) <= st.sightSlack() }
+
+// watched notes a heartbeat of this process, sent at sent, delivered by the
+// nodes watch.
+func (st *state) watched(sent time.Time) {
+	if !sent.After(st.watchedOK) {
+		return
+	}
+	if !st.sees() {
+		st.sightSince = time.Now()
+		if st.behind {
+			st.log.Info("nodes watch caught up: other nodes seen again", zap.Duration("behind", time.Since(st.watchedOK)))
+		}
+		st.behind = false
+	}
+	st.watchedOK = sent
+}
+
+// noteBehind logs, once each time, that the node's heartbeats are stored
+// but its watch has not delivered them for sightSlack (right after an
+// outage the watch gets that long to catch up).
+func (st *state) noteBehind() {
+	if st.behind || st.blind() || st.sees() || time.Since(st.sightSince) <= st.sightSlack() {
+		return
+	}
+	st.behind = true
+	st.log.Warn("nodes watch behind the bucket: no camera is taken from another node until it catches up",
+		zap.Duration("since", time.Since(st.watchedOK)))
 }
 
 // sightSlack is how long without a stored heartbeat the node still trusts
@@ -176,7 +216,7 @@ func (st *state) settleLease(id string, h *held) {
 	switch {
 	case h.missing || (!h.contested.IsZero() && !ok):
 		st.retake(id, 0, true)
-	case h.contested.IsZero() || st.blind():
+	case h.contested.IsZero() || !st.sees():
 	case st.ours(l.node, l.instance):
 		h.contested = time.Time{}
 	case !st.holderLive(l) && st.viewAt().Sub(l.seen) > st.cfg.LeaseTTL:

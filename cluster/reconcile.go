@@ -60,7 +60,7 @@ func (st *state) reconcile() {
 				st.take(id, 0, true, 1)
 			case l.node == st.cfg.NodeID:
 				st.take(id, l.rev, false, 1) // ours from before a restart, or a take whose answer was lost
-			case !st.blind() && !st.holderLive(l) && now.Sub(l.seen) > st.cfg.LeaseTTL:
+			case st.sees() && !st.holderLive(l) && now.Sub(l.seen) > st.cfg.LeaseTTL:
 				st.take(id, l.rev, false, 1) // its holder is dead
 			}
 		default:

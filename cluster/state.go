@@ -48,10 +48,18 @@ type state struct {
 	// renewedOK is when the last heartbeat known to be stored was sent:
 	// it keeps every lease of this process alive.
 	renewedOK time.Time
-	// sightSince is when the last control-plane outage ended (the first
-	// heartbeat stored after it); outage is set while one is logged.
+	// watchedOK is when the last heartbeat of this process that the nodes
+	// watch delivered was sent. A watch delivers the bucket's changes in
+	// order, so every heartbeat stored before that one has been seen: the
+	// view of the other nodes is current as of then, and no later.
+	watchedOK time.Time
+	// sightSince is when the node last began to see the others again (the
+	// first heartbeat stored after an outage, or its watch catching up);
+	// outage and behind are set while an outage, or a watch behind the
+	// bucket, is logged.
 	sightSince time.Time
 	outage     bool
+	behind     bool
 	// placed caches the placement for winsBack, computed at placedAt.
 	placed   map[string]string
 	placedAt time.Time
@@ -231,6 +239,7 @@ func (st *state) run(ctx context.Context) {
 				st.noteOutage()
 				st.heartbeat()
 			}
+			st.noteBehind()
 			st.reconcile()
 		}
 	}
@@ -262,8 +271,10 @@ func (st *state) onNode(e Entry) {
 		}
 		// A heartbeat of ours whose answer was lost (it timed out but
 		// was stored) renews the leases from when it was made: its value
-		// is made before it is sent.
+		// is made before it is sent. Seen through the watch, it also
+		// tells how current the view of the other nodes is.
 		st.renewed(ni.At)
+		st.watched(ni.At)
 	}
 	st.members[e.Key] = time.Now()
 	st.infos[e.Key] = ni
@@ -387,7 +398,7 @@ func (st *state) heartbeatNow(ctx context.Context) error {
 	if _, err := st.cfg.Nodes.Put(ctx, st.cfg.NodeID, st.nodeInfo()); err != nil {
 		return fmt.Errorf("cluster heartbeat: %w", err)
 	}
-	st.renewedOK, st.sightSince = sent, sent
+	st.renewedOK, st.sightSince, st.watchedOK = sent, sent, sent
 	return nil
 }
 
