@@ -128,6 +128,25 @@ func (st *state) noteOutage() {
 		zap.Int("cameras", n), zap.Duration("since", time.Since(st.renewedOK)))
 }
 
+// restartLaggingWatch starts the nodes watch again when it has delivered
+// none of this node's stored heartbeats for NodeTimeout past sightSlack: a
+// JetStream watch whose consumer's server died waits for missed idle
+// heartbeats (10 to 20 s) before it makes a new consumer, and a new watch
+// delivers every node's current heartbeat at once. At most once per that
+// time.
+func (st *state) restartLaggingWatch() {
+	wait := st.sightSlack() + st.cfg.NodeTimeout
+	if st.blind() || time.Since(st.watchedOK) <= wait || time.Since(st.rewatched) <= wait || time.Since(st.sightSince) <= wait {
+		return
+	}
+	select {
+	case st.rewatch <- struct{}{}:
+		st.rewatched = time.Now()
+		st.log.Info("nodes watch started again: it delivered no heartbeat of this node", zap.Duration("since", time.Since(st.watchedOK)))
+	default:
+	}
+}
+
 // verifyLeases reads the lease of every held camera, outside the loop, and
 // handles each as the watcher would have: a lease another process wrote,
 // or none at all.

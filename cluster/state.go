@@ -60,6 +60,10 @@ type state struct {
 	sightSince time.Time
 	outage     bool
 	behind     bool
+	// rewatch asks the nodes watch to start again; rewatched is when it
+	// last did.
+	rewatch   chan struct{}
+	rewatched time.Time
 	// placed caches the placement for winsBack, computed at placedAt.
 	placed   map[string]string
 	placedAt time.Time
@@ -104,6 +108,7 @@ func newState(cfg Config, instance string) *state {
 		synced:   map[string]bool{},
 		results:  make(chan func()),
 		claims:   make(chan claimReq),
+		rewatch:  make(chan struct{}, 1),
 	}
 }
 
@@ -130,9 +135,9 @@ type watchMsg struct {
 	synced bool // the watch delivered every current entry
 }
 
-// watch keeps a watch on b, restarting it when it fails; the channel
-// closes when ctx ends.
-func (st *state) watch(ctx context.Context, b Bucket) <-chan watchMsg {
+// watch keeps a watch on b, restarting it when it fails, or when restart
+// delivers (a watch that lags); the channel closes when ctx ends.
+func (st *state) watch(ctx context.Context, b Bucket, restart <-chan struct{}) <-chan watchMsg {
 	out := make(chan watchMsg, 256)
 	send := func(m watchMsg) bool {
 		select {
@@ -145,8 +150,10 @@ func (st *state) watch(ctx context.Context, b Bucket) <-chan watchMsg {
 	go func() {
 		defer close(out)
 		for ctx.Err() == nil {
-			ch, err := b.Watch(ctx)
+			wctx, cancel := context.WithCancel(ctx)
+			ch, err := b.Watch(wctx)
 			if err != nil {
+				cancel()
 				select {
 				case <-ctx.Done():
 					return
@@ -155,16 +162,35 @@ func (st *state) watch(ctx context.Context, b Bucket) <-chan watchMsg {
 				continue
 			}
 			if !send(watchMsg{begin: true}) {
+				cancel()
 				return
 			}
-			for e := range ch {
-				if !send(watchMsg{e: e, synced: e.Key == ""}) {
-					return
-				}
+			if !st.follow(ch, send, restart) {
+				cancel()
+				return
 			}
+			cancel()
 		}
 	}()
 	return out
+}
+
+// follow forwards one watch's entries until it ends or restart delivers;
+// it reports false when send fails (ctx ended).
+func (st *state) follow(ch <-chan Entry, send func(watchMsg) bool, restart <-chan struct{}) bool {
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				return true
+			}
+			if !send(watchMsg{e: e, synced: e.Key == ""}) {
+				return false
+			}
+		case <-restart:
+			return true
+		}
+	}
 }
 
 // view applies one bucket's watch messages to the loop's map of it: a new
@@ -202,7 +228,7 @@ func (v *view) apply(st *state, m watchMsg, put func(Entry), del func(e Entry, m
 
 // run is the loop.
 func (st *state) run(ctx context.Context) {
-	camW, nodeW, leaseW := st.watch(ctx, st.cfg.Cameras), st.watch(ctx, st.cfg.Nodes), st.watch(ctx, st.cfg.Assign)
+	camW, nodeW, leaseW := st.watch(ctx, st.cfg.Cameras, nil), st.watch(ctx, st.cfg.Nodes, st.rewatch), st.watch(ctx, st.cfg.Assign, nil)
 	camV, nodeV, leaseV := &view{name: "cameras"}, &view{name: "nodes"}, &view{name: "assign"}
 	tick := time.NewTicker(st.cfg.Tick)
 	defer tick.Stop()
@@ -240,6 +266,7 @@ func (st *state) run(ctx context.Context) {
 				st.heartbeat()
 			}
 			st.noteBehind()
+			st.restartLaggingWatch()
 			st.reconcile()
 		}
 	}

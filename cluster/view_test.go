@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -116,6 +117,92 @@ func TestStalledNodesWatchThenFailover(t *testing.T) {
 		for _, id := range ids {
 			if _, ok := w.fleet.lastRecord("b", id); !ok {
 				t.Errorf("b did not take %s of the dead node once its watch delivered", id)
+			}
+		}
+	})
+}
+
+// stuck is a node's view of a bucket whose watches stop delivering for
+// good on stick, as one whose consumer's server died; a watch started
+// after that delivers.
+type stuck struct {
+	Bucket
+	w *watches
+}
+
+// watches are the watches of a stuck bucket.
+type watches struct {
+	mu   sync.Mutex
+	dead []*atomic.Bool
+}
+
+// stick makes every watch started so far deliver nothing more.
+func (ws *watches) stick() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, d := range ws.dead {
+		d.Store(true)
+	}
+}
+
+func (s stuck) Watch(ctx context.Context) (<-chan Entry, error) {
+	in, err := s.Bucket.Watch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dead := new(atomic.Bool)
+	s.w.mu.Lock()
+	s.w.dead = append(s.w.dead, dead)
+	s.w.mu.Unlock()
+	out := make(chan Entry)
+	go func() {
+		defer close(out)
+		for e := range in {
+			if dead.Load() {
+				continue // never delivered
+			}
+			select {
+			case out <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// A nodes watch that delivers nothing more, while the node's heartbeats are
+// stored, is started again: the node then sees the others as they are, and
+// takes the cameras of a node that died within seconds, not never.
+func TestLaggingNodesWatchStartedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		members := []string{"a", "b"}
+		ids := wins("a", members, 3)
+		for _, id := range ids {
+			w.putCamera(rtsp(id))
+		}
+		var dead atomic.Bool
+		var ws watches
+		w.start("a", cutOff(&dead))
+		w.start("b", func(c *Config) { c.Nodes = stuck{c.Nodes, &ws} })
+		settle(3 * time.Second)
+		ws.stick()
+		settle(2 * time.Second)
+		dead.Store(true)
+		if err := w.nodes.Delete(context.Background(), "a", 0); err != nil {
+			t.Fatal(err) // a's heartbeat expires
+		}
+		died := time.Now()
+		settle(20 * time.Second)
+		for _, id := range ids {
+			r, ok := w.fleet.lastRecord("b", id)
+			if !ok {
+				t.Errorf("b did not take %s of the dead node", id)
+				continue
+			}
+			if d := r.at.Sub(died); d > 12*time.Second {
+				t.Errorf("b took %s %v after a died, want within 12 s", id, d)
 			}
 		}
 	})
