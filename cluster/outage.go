@@ -228,7 +228,7 @@ func (st *state) placement() map[string]string {
 
 // settleLease brings the lease of a held camera back to this node: written
 // again when it is missing, taken when its other holder released it or is
-// dead. A holder that does not hand it back within LeaseTTL of this node
+// dead. A holder that does not hand it back within handBack of this node
 // seeing the control plane again wins: the camera stops here.
 func (st *state) settleLease(id string, h *held) {
 	l, ok := st.leases[id]
@@ -240,10 +240,18 @@ func (st *state) settleLease(id string, h *held) {
 		h.contested = time.Time{}
 	case !st.holderLive(l) && st.viewAt().Sub(l.seen) > st.cfg.LeaseTTL:
 		st.retake(id, l.rev, false)
-	case time.Since(laterTime(h.contested, st.sightSince)) > st.cfg.LeaseTTL:
+	case time.Since(laterTime(h.contested, st.sightSince)) > st.handBack():
 		st.duplicate(id, h.other.TakenAt)
 		st.lose(id, "lease held by "+l.node+", not handed back")
 	}
+}
+
+// handBack is how long a contested camera's holder gets to hand it back:
+// LeaseTTL, plus the time the holder's own nodes watch may lag before it is
+// started again (restartLaggingWatch), during which the holder cannot see
+// this node. Stopping sooner would leave a hole when it does hand back.
+func (st *state) handBack() time.Duration {
+	return st.cfg.LeaseTTL + st.sightSlack() + st.cfg.NodeTimeout
 }
 
 // retake writes this process's lease of a camera it records: created, or

@@ -207,3 +207,110 @@ func TestLaggingNodesWatchStartedAgain(t *testing.T) {
 		}
 	})
 }
+
+// A node cut from NATS comes back while the node that took its cameras
+// has a nodes watch that delivers nothing. That node cannot see the cut
+// node's heartbeat, so hands nothing back until its watch is started
+// again; the cut node, which the placement gives the cameras to, records
+// on meanwhile, and no camera stops on it.
+func TestReconnectWhileTakersWatchLags(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		ids := wins("a", []string{"a", "b"}, 3)
+		for _, id := range ids {
+			w.putCamera(rtsp(id))
+		}
+		var off atomic.Bool
+		var ws watches
+		w.start("a", link(&off))
+		w.start("b", func(c *Config) { c.Nodes = stuck{c.Nodes, &ws} })
+		settle(3 * time.Second)
+		off.Store(true)
+		settle(30 * time.Second)
+		for _, id := range ids {
+			if l, _ := w.lease(id); l.Node != "b" {
+				t.Fatalf("lease of %s held by %q while a was cut off, want b", id, l.Node)
+			}
+		}
+		ws.stick()
+		off.Store(false)
+		settle(20 * time.Second)
+		if s := w.fleet.stopped("a"); len(s) != 0 {
+			t.Errorf("a stopped %v: the camera's winner must record on", s)
+		}
+		for _, id := range ids {
+			if _, ok := w.fleet.stopAt["b/"+id]; !ok {
+				t.Errorf("b still records %s", id)
+			}
+			if l, _ := w.lease(id); l.Node != "a" {
+				t.Errorf("lease of %s: %+v, want a's again", id, l)
+			}
+		}
+	})
+}
+
+// blindTo is a node's view of a bucket whose watch never delivers one key.
+type blindTo struct {
+	Bucket
+	key string
+}
+
+func (b blindTo) Watch(ctx context.Context) (<-chan Entry, error) {
+	in, err := b.Bucket.Watch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan Entry)
+	go func() {
+		defer close(out)
+		for e := range in {
+			if e.Key == b.key {
+				continue
+			}
+			select {
+			case out <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// A holder that never hands a contested camera back (it never sees the
+// node the placement gives it to) wins after handBack: the contesting node
+// stops the camera then, not sooner, and reports the double recording.
+func TestContestedCameraNotHandedBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		id := wins("a", []string{"a", "b"}, 1)[0]
+		w.putCamera(rtsp(id))
+		var off atomic.Bool
+		var dup duplicates
+		w.start("a", link(&off), dup.tweak)
+		settle(2 * time.Second)
+		w.start("b", func(c *Config) { c.Nodes = blindTo{c.Nodes, "a"} })
+		off.Store(true)
+		settle(20 * time.Second)
+		if l, _ := w.lease(id); l.Node != "b" {
+			t.Fatalf("lease of %s held by %q while a was cut off, want b", id, l.Node)
+		}
+		off.Store(false)
+		back := time.Now()
+		settle(30 * time.Second)
+		stopAt, ok := w.fleet.stopAt["a/"+id]
+		if !ok {
+			t.Fatalf("a still records %s, which b never hands back", id)
+		}
+		hb := DefaultLeaseTTL + 2*DefaultHeartbeat + DefaultNodeTimeout
+		if d := stopAt.Sub(back); d < hb || d > hb+2*time.Second {
+			t.Errorf("a stopped %s %v after the link came back, want %v to %v", id, d, hb, hb+2*time.Second)
+		}
+		if _, n := dup.get(id); n != 1 {
+			t.Errorf("%d duplicate reports, want 1", n)
+		}
+		if got := w.fleet.recorder(id); got != "b" {
+			t.Errorf("%s recorded by %q, want b", id, got)
+		}
+	})
+}
