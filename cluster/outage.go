@@ -155,6 +155,13 @@ func (st *state) verifyLeases() {
 	for id := range st.mine {
 		ids = append(ids, id)
 	}
+	st.readLeases(ids)
+}
+
+// readLeases reads the leases of held cameras ids, outside the loop, and
+// handles each as the watcher would have: a lease another process wrote,
+// or none at all.
+func (st *state) readLeases(ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -243,6 +250,13 @@ func (st *state) settleLease(id string, h *held) {
 	case time.Since(laterTime(h.contested, st.sightSince)) > st.handBack():
 		st.duplicate(id, h.other.TakenAt)
 		st.lose(id, "lease held by "+l.node+", not handed back")
+	case time.Since(h.read) >= st.cfg.Heartbeat:
+		// The holder hands the camera back by deleting the lease; the
+		// watch of assign may not show it (its consumer's server died, or
+		// it lags after the outage), so the lease is read once a heartbeat
+		// interval while contested.
+		h.read = time.Now()
+		st.readLeases([]string{id})
 	}
 }
 

@@ -36,6 +36,8 @@ type held struct {
 	// is that lease. Zero when the lease is this process's.
 	contested time.Time
 	other     Lease
+	// read is when the lease was last read while contested.
+	read time.Time
 }
 
 // state is owned by the loop goroutine, but for mu's fields.

@@ -132,8 +132,9 @@ type stuck struct {
 
 // watches are the watches of a stuck bucket.
 type watches struct {
-	mu   sync.Mutex
-	dead []*atomic.Bool
+	mu     sync.Mutex
+	dead   []*atomic.Bool
+	future bool // watches started from now on stick once they delivered the current entries
 }
 
 // stick makes every watch started so far deliver nothing more.
@@ -145,6 +146,15 @@ func (ws *watches) stick() {
 	}
 }
 
+// stickAll makes every watch started so far deliver nothing more, and
+// every watch started from now on nothing after the current entries.
+func (ws *watches) stickAll() {
+	ws.stick()
+	ws.mu.Lock()
+	ws.future = true
+	ws.mu.Unlock()
+}
+
 func (s stuck) Watch(ctx context.Context) (<-chan Entry, error) {
 	in, err := s.Bucket.Watch(ctx)
 	if err != nil {
@@ -153,6 +163,7 @@ func (s stuck) Watch(ctx context.Context) (<-chan Entry, error) {
 	dead := new(atomic.Bool)
 	s.w.mu.Lock()
 	s.w.dead = append(s.w.dead, dead)
+	future := s.w.future
 	s.w.mu.Unlock()
 	out := make(chan Entry)
 	go func() {
@@ -165,6 +176,9 @@ func (s stuck) Watch(ctx context.Context) (<-chan Entry, error) {
 			case out <- e:
 			case <-ctx.Done():
 				return
+			}
+			if future && e.Key == "" {
+				dead.Store(true)
 			}
 		}
 	}()
@@ -311,6 +325,41 @@ func TestContestedCameraNotHandedBack(t *testing.T) {
 		}
 		if got := w.fleet.recorder(id); got != "b" {
 			t.Errorf("%s recorded by %q, want b", id, got)
+		}
+	})
+}
+
+// A node cut from NATS comes back, and the node that took its cameras
+// hands them back by deleting their leases, but the returning node's watch
+// of assign delivers nothing. It reads the leases of the cameras it
+// contests, finds them free, and writes them again: no camera stops.
+func TestHandedBackWhileAssignWatchLags(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		ids := wins("a", []string{"a", "b"}, 3)
+		for _, id := range ids {
+			w.putCamera(rtsp(id))
+		}
+		var off atomic.Bool
+		var ws watches
+		w.start("a", link(&off), func(c *Config) { c.Assign = stuck{c.Assign, &ws} })
+		w.start("b")
+		settle(3 * time.Second)
+		off.Store(true)
+		settle(30 * time.Second)
+		ws.stickAll()
+		off.Store(false)
+		settle(30 * time.Second)
+		if s := w.fleet.stopped("a"); len(s) != 0 {
+			t.Errorf("a stopped %v: the camera's winner must record on", s)
+		}
+		for _, id := range ids {
+			if _, ok := w.fleet.stopAt["b/"+id]; !ok {
+				t.Errorf("b still records %s", id)
+			}
+			if l, _ := w.lease(id); l.Node != "a" {
+				t.Errorf("lease of %s: %+v, want a's again", id, l)
+			}
 		}
 	})
 }
