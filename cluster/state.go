@@ -40,6 +40,10 @@ type held struct {
 	read time.Time
 }
 
+// awaiting is a camera this node wins and waits for: since when, and when
+// its lease was last read.
+type awaiting struct{ since, read time.Time }
+
 // state is owned by the loop goroutine, but for mu's fields.
 type state struct {
 	cfg      Config
@@ -78,6 +82,9 @@ type state struct {
 	taking  map[string][]chan error // a take is under way; claims waiting for it
 	busy    map[string]bool         // a stop is under way
 	synced  map[string]bool         // buckets whose watch delivered its current entries
+	// awaiting are the cameras this node wins while a live node holds
+	// their lease (awaitRelease).
+	awaiting map[string]awaiting
 
 	// Work running outside the loop reports back through results: pending
 	// counts it, so that leave waits for all of it.
@@ -108,6 +115,7 @@ func newState(cfg Config, instance string) *state {
 		taking:   map[string][]chan error{},
 		busy:     map[string]bool{},
 		synced:   map[string]bool{},
+		awaiting: map[string]awaiting{},
 		results:  make(chan func()),
 		claims:   make(chan claimReq),
 		rewatch:  make(chan struct{}, 1),

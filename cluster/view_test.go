@@ -363,3 +363,66 @@ func TestHandedBackWhileAssignWatchLags(t *testing.T) {
 		}
 	})
 }
+
+// A node that wins a camera held by another live node waits for it to be
+// handed back. When its watch of assign does not show the lease deleted,
+// it reads the lease and takes the camera all the same, within seconds.
+func TestHandoverWhileAssignWatchLags(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		ids := wins("a", []string{"a", "b"}, 3)
+		for _, id := range ids {
+			w.putCamera(rtsp(id))
+		}
+		w.start("b")
+		settle(3 * time.Second)
+		var ws watches
+		ws.stickAll()
+		w.start("a", func(c *Config) { c.Assign = stuck{c.Assign, &ws} })
+		settle(15 * time.Second)
+		for _, id := range ids {
+			stopAt, ok := w.fleet.stopAt["b/"+id]
+			if !ok {
+				t.Errorf("b still records %s", id)
+				continue
+			}
+			r, ok := w.fleet.lastRecord("a", id)
+			if !ok {
+				t.Errorf("a did not take %s, handed over by b", id)
+				continue
+			}
+			if d := r.at.Sub(stopAt); d > 3*time.Second {
+				t.Errorf("a took %s %v after b stopped it, want within 3 s", id, d)
+			}
+		}
+	})
+}
+
+// A node that waits for a camera's holder to hand it back, reading the
+// lease meanwhile, still takes it when the holder dies instead.
+func TestAwaitedHolderDies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		ids := wins("a", []string{"a", "b"}, 3)
+		for _, id := range ids {
+			w.putCamera(rtsp(id))
+		}
+		var dead atomic.Bool
+		w.start("b", cutOff(&dead))
+		settle(3 * time.Second)
+		dead.Store(true)
+		died := time.Now()
+		w.start("a")
+		settle(15 * time.Second)
+		for _, id := range ids {
+			r, ok := w.fleet.lastRecord("a", id)
+			if !ok {
+				t.Errorf("a did not take %s of the dead node", id)
+				continue
+			}
+			if d := r.at.Sub(died); d > 8*time.Second {
+				t.Errorf("a took %s %v after b died, want within 8 s", id, d)
+			}
+		}
+	})
+}
