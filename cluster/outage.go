@@ -20,16 +20,56 @@ import (
 // and the placement gives the camera to that process. While cut off it
 // judges liveness as it last could (viewAt), so its placement does not
 // change, and it takes no lease from a node it merely stopped seeing.
+//
+// The same holds while its heartbeats are stored but its watch of the
+// nodes bucket lags (the server holding the watch's consumer died, and the
+// client has not yet made a new one): another node's heartbeat that does
+// not change there says nothing of that node. The node sees the others as
+// far as its watch has delivered its own heartbeats.
 
 // viewAt is the time at which this node judges the other nodes' liveness:
-// now while its heartbeats are stored; while they are not, shortly after
-// the last one stored: what it saw then is all it knows.
+// now while its nodes watch delivers its own heartbeats; while it does
+// not (they are not stored, or the watch lags), shortly after the last one
+// it delivered: what the node saw then is all it knows.
 func (st *state) viewAt() time.Time {
 	now := time.Now()
-	if v := st.renewedOK.Add(st.sightSlack()); v.Before(now) {
+	if v := st.watchedOK.Add(st.sightSlack()); v.Before(now) {
 		return v
 	}
 	return now
+}
+
+// sees reports whether this node's view of the others is current: its
+// nodes watch delivered one of its own heartbeats, sent within sightSlack.
+// Only then does it take a lease from a holder that looks dead.
+func (st *state) sees() bool { return time.Since(st.watchedOK) <= st.sightSlack() }
+
+// watched notes a heartbeat of this process, sent at sent, delivered by the
+// nodes watch.
+func (st *state) watched(sent time.Time) {
+	if !sent.After(st.watchedOK) {
+		return
+	}
+	if !st.sees() {
+		st.sightSince = time.Now()
+		if st.behind {
+			st.log.Info("nodes watch caught up: other nodes seen again", zap.Duration("behind", time.Since(st.watchedOK)))
+		}
+		st.behind = false
+	}
+	st.watchedOK = sent
+}
+
+// noteBehind logs, once each time, that the node's heartbeats are stored
+// but its watch has not delivered them for sightSlack (right after an
+// outage the watch gets that long to catch up).
+func (st *state) noteBehind() {
+	if st.behind || st.blind() || st.sees() || time.Since(st.sightSince) <= st.sightSlack() {
+		return
+	}
+	st.behind = true
+	st.log.Warn("nodes watch behind the bucket: no camera is taken from another node until it catches up",
+		zap.Duration("since", time.Since(st.watchedOK)))
 }
 
 // sightSlack is how long without a stored heartbeat the node still trusts
@@ -88,6 +128,25 @@ func (st *state) noteOutage() {
 		zap.Int("cameras", n), zap.Duration("since", time.Since(st.renewedOK)))
 }
 
+// restartLaggingWatch starts the nodes watch again when it has delivered
+// none of this node's stored heartbeats for NodeTimeout past sightSlack: a
+// JetStream watch whose consumer's server died waits for missed idle
+// heartbeats (10 to 20 s) before it makes a new consumer, and a new watch
+// delivers every node's current heartbeat at once. At most once per that
+// time.
+func (st *state) restartLaggingWatch() {
+	wait := st.sightSlack() + st.cfg.NodeTimeout
+	if st.blind() || time.Since(st.watchedOK) <= wait || time.Since(st.rewatched) <= wait || time.Since(st.sightSince) <= wait {
+		return
+	}
+	select {
+	case st.rewatch <- struct{}{}:
+		st.rewatched = time.Now()
+		st.log.Info("nodes watch started again: it delivered no heartbeat of this node", zap.Duration("since", time.Since(st.watchedOK)))
+	default:
+	}
+}
+
 // verifyLeases reads the lease of every held camera, outside the loop, and
 // handles each as the watcher would have: a lease another process wrote,
 // or none at all.
@@ -96,6 +155,13 @@ func (st *state) verifyLeases() {
 	for id := range st.mine {
 		ids = append(ids, id)
 	}
+	st.readLeases(ids)
+}
+
+// readLeases reads the leases of held cameras ids, outside the loop, and
+// handles each as the watcher would have: a lease another process wrote,
+// or none at all.
+func (st *state) readLeases(ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -169,22 +235,37 @@ func (st *state) placement() map[string]string {
 
 // settleLease brings the lease of a held camera back to this node: written
 // again when it is missing, taken when its other holder released it or is
-// dead. A holder that does not hand it back within LeaseTTL of this node
+// dead. A holder that does not hand it back within handBack of this node
 // seeing the control plane again wins: the camera stops here.
 func (st *state) settleLease(id string, h *held) {
 	l, ok := st.leases[id]
 	switch {
 	case h.missing || (!h.contested.IsZero() && !ok):
 		st.retake(id, 0, true)
-	case h.contested.IsZero() || st.blind():
+	case h.contested.IsZero() || !st.sees():
 	case st.ours(l.node, l.instance):
 		h.contested = time.Time{}
 	case !st.holderLive(l) && st.viewAt().Sub(l.seen) > st.cfg.LeaseTTL:
 		st.retake(id, l.rev, false)
-	case time.Since(laterTime(h.contested, st.sightSince)) > st.cfg.LeaseTTL:
+	case time.Since(laterTime(h.contested, st.sightSince)) > st.handBack():
 		st.duplicate(id, h.other.TakenAt)
 		st.lose(id, "lease held by "+l.node+", not handed back")
+	case time.Since(h.read) >= st.cfg.Heartbeat:
+		// The holder hands the camera back by deleting the lease; the
+		// watch of assign may not show it (its consumer's server died, or
+		// it lags after the outage), so the lease is read once a heartbeat
+		// interval while contested.
+		h.read = time.Now()
+		st.readLeases([]string{id})
 	}
+}
+
+// handBack is how long a contested camera's holder gets to hand it back:
+// LeaseTTL, plus the time the holder's own nodes watch may lag before it is
+// started again (restartLaggingWatch), during which the holder cannot see
+// this node. Stopping sooner would leave a hole when it does hand back.
+func (st *state) handBack() time.Duration {
+	return st.cfg.LeaseTTL + st.sightSlack() + st.cfg.NodeTimeout
 }
 
 // retake writes this process's lease of a camera it records: created, or

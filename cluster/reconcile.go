@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"slices"
 	"sort"
 	"time"
@@ -22,6 +23,14 @@ func (st *state) reconcile() {
 	placement := st.place(members)
 	st.placed, st.placedAt = placement, time.Now()
 	now := st.viewAt()
+	waiting := map[string]bool{}
+	defer func() {
+		for id := range st.awaiting {
+			if !waiting[id] {
+				delete(st.awaiting, id)
+			}
+		}
+	}()
 	for id, c := range st.cameras {
 		if _, taking := st.taking[id]; taking || st.busy[id] {
 			continue
@@ -60,8 +69,11 @@ func (st *state) reconcile() {
 				st.take(id, 0, true, 1)
 			case l.node == st.cfg.NodeID:
 				st.take(id, l.rev, false, 1) // ours from before a restart, or a take whose answer was lost
-			case !st.blind() && !st.holderLive(l) && now.Sub(l.seen) > st.cfg.LeaseTTL:
+			case st.sees() && !st.holderLive(l) && now.Sub(l.seen) > st.cfg.LeaseTTL:
 				st.take(id, l.rev, false, 1) // its holder is dead
+			case st.holderLive(l):
+				waiting[id] = true
+				st.awaitRelease(id)
 			}
 		default:
 			if l, ok := st.leases[id]; ok && st.ours(l.node, l.instance) && !isPush(c) {
@@ -151,4 +163,37 @@ func (st *state) reportUnplaced(members []member, placement map[string]string) {
 	if st.cfg.OnUnplaced != nil {
 		st.cfg.OnUnplaced(ids)
 	}
+}
+
+// awaitRelease follows a camera this node wins while a live node holds its
+// lease: that node releases it at its next tick, deleting the lease. The
+// watch of assign may not show the delete (its consumer's server died), so
+// once the lease has looked held for two heartbeat intervals it is read,
+// then once a heartbeat interval.
+func (st *state) awaitRelease(id string) {
+	now := time.Now()
+	w, ok := st.awaiting[id]
+	if !ok {
+		st.awaiting[id] = awaiting{since: now}
+		return
+	}
+	if now.Sub(w.since) < 2*st.cfg.Heartbeat || now.Sub(w.read) < st.cfg.Heartbeat {
+		return
+	}
+	w.read = now
+	st.awaiting[id] = w
+	st.spawn(func() func() {
+		e, err := st.get(id)
+		return func() {
+			switch {
+			case st.mine[id] != nil:
+			case errors.Is(err, ErrNotFound):
+				st.leaseDeleted(Entry{Key: id, Deleted: true}, true)
+			case err == nil:
+				if l, ok := st.leases[id]; !ok || l.rev != e.Rev {
+					st.onLease(e) // changed: the watch lags
+				}
+			}
+		}
+	})
 }

@@ -36,7 +36,13 @@ type held struct {
 	// is that lease. Zero when the lease is this process's.
 	contested time.Time
 	other     Lease
+	// read is when the lease was last read while contested.
+	read time.Time
 }
+
+// awaiting is a camera this node wins and waits for: since when, and when
+// its lease was last read.
+type awaiting struct{ since, read time.Time }
 
 // state is owned by the loop goroutine, but for mu's fields.
 type state struct {
@@ -48,10 +54,22 @@ type state struct {
 	// renewedOK is when the last heartbeat known to be stored was sent:
 	// it keeps every lease of this process alive.
 	renewedOK time.Time
-	// sightSince is when the last control-plane outage ended (the first
-	// heartbeat stored after it); outage is set while one is logged.
+	// watchedOK is when the last heartbeat of this process that the nodes
+	// watch delivered was sent. A watch delivers the bucket's changes in
+	// order, so every heartbeat stored before that one has been seen: the
+	// view of the other nodes is current as of then, and no later.
+	watchedOK time.Time
+	// sightSince is when the node last began to see the others again (the
+	// first heartbeat stored after an outage, or its watch catching up);
+	// outage and behind are set while an outage, or a watch behind the
+	// bucket, is logged.
 	sightSince time.Time
 	outage     bool
+	behind     bool
+	// rewatch asks the nodes watch to start again; rewatched is when it
+	// last did.
+	rewatch   chan struct{}
+	rewatched time.Time
 	// placed caches the placement for winsBack, computed at placedAt.
 	placed   map[string]string
 	placedAt time.Time
@@ -64,6 +82,9 @@ type state struct {
 	taking  map[string][]chan error // a take is under way; claims waiting for it
 	busy    map[string]bool         // a stop is under way
 	synced  map[string]bool         // buckets whose watch delivered its current entries
+	// awaiting are the cameras this node wins while a live node holds
+	// their lease (awaitRelease).
+	awaiting map[string]awaiting
 
 	// Work running outside the loop reports back through results: pending
 	// counts it, so that leave waits for all of it.
@@ -94,8 +115,10 @@ func newState(cfg Config, instance string) *state {
 		taking:   map[string][]chan error{},
 		busy:     map[string]bool{},
 		synced:   map[string]bool{},
+		awaiting: map[string]awaiting{},
 		results:  make(chan func()),
 		claims:   make(chan claimReq),
+		rewatch:  make(chan struct{}, 1),
 	}
 }
 
@@ -122,9 +145,9 @@ type watchMsg struct {
 	synced bool // the watch delivered every current entry
 }
 
-// watch keeps a watch on b, restarting it when it fails; the channel
-// closes when ctx ends.
-func (st *state) watch(ctx context.Context, b Bucket) <-chan watchMsg {
+// watch keeps a watch on b, restarting it when it fails, or when restart
+// delivers (a watch that lags); the channel closes when ctx ends.
+func (st *state) watch(ctx context.Context, b Bucket, restart <-chan struct{}) <-chan watchMsg {
 	out := make(chan watchMsg, 256)
 	send := func(m watchMsg) bool {
 		select {
@@ -137,8 +160,10 @@ func (st *state) watch(ctx context.Context, b Bucket) <-chan watchMsg {
 	go func() {
 		defer close(out)
 		for ctx.Err() == nil {
-			ch, err := b.Watch(ctx)
+			wctx, cancel := context.WithCancel(ctx)
+			ch, err := b.Watch(wctx)
 			if err != nil {
+				cancel()
 				select {
 				case <-ctx.Done():
 					return
@@ -147,16 +172,35 @@ func (st *state) watch(ctx context.Context, b Bucket) <-chan watchMsg {
 				continue
 			}
 			if !send(watchMsg{begin: true}) {
+				cancel()
 				return
 			}
-			for e := range ch {
-				if !send(watchMsg{e: e, synced: e.Key == ""}) {
-					return
-				}
+			if !st.follow(ch, send, restart) {
+				cancel()
+				return
 			}
+			cancel()
 		}
 	}()
 	return out
+}
+
+// follow forwards one watch's entries until it ends or restart delivers;
+// it reports false when send fails (ctx ended).
+func (st *state) follow(ch <-chan Entry, send func(watchMsg) bool, restart <-chan struct{}) bool {
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				return true
+			}
+			if !send(watchMsg{e: e, synced: e.Key == ""}) {
+				return false
+			}
+		case <-restart:
+			return true
+		}
+	}
 }
 
 // view applies one bucket's watch messages to the loop's map of it: a new
@@ -194,7 +238,7 @@ func (v *view) apply(st *state, m watchMsg, put func(Entry), del func(e Entry, m
 
 // run is the loop.
 func (st *state) run(ctx context.Context) {
-	camW, nodeW, leaseW := st.watch(ctx, st.cfg.Cameras), st.watch(ctx, st.cfg.Nodes), st.watch(ctx, st.cfg.Assign)
+	camW, nodeW, leaseW := st.watch(ctx, st.cfg.Cameras, nil), st.watch(ctx, st.cfg.Nodes, st.rewatch), st.watch(ctx, st.cfg.Assign, nil)
 	camV, nodeV, leaseV := &view{name: "cameras"}, &view{name: "nodes"}, &view{name: "assign"}
 	tick := time.NewTicker(st.cfg.Tick)
 	defer tick.Stop()
@@ -231,6 +275,8 @@ func (st *state) run(ctx context.Context) {
 				st.noteOutage()
 				st.heartbeat()
 			}
+			st.noteBehind()
+			st.restartLaggingWatch()
 			st.reconcile()
 		}
 	}
@@ -262,8 +308,10 @@ func (st *state) onNode(e Entry) {
 		}
 		// A heartbeat of ours whose answer was lost (it timed out but
 		// was stored) renews the leases from when it was made: its value
-		// is made before it is sent.
+		// is made before it is sent. Seen through the watch, it also
+		// tells how current the view of the other nodes is.
 		st.renewed(ni.At)
+		st.watched(ni.At)
 	}
 	st.members[e.Key] = time.Now()
 	st.infos[e.Key] = ni
@@ -387,7 +435,7 @@ func (st *state) heartbeatNow(ctx context.Context) error {
 	if _, err := st.cfg.Nodes.Put(ctx, st.cfg.NodeID, st.nodeInfo()); err != nil {
 		return fmt.Errorf("cluster heartbeat: %w", err)
 	}
-	st.renewedOK, st.sightSince = sent, sent
+	st.renewedOK, st.sightSince, st.watchedOK = sent, sent, sent
 	return nil
 }
 
