@@ -17,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -329,33 +328,11 @@ func segmentKey(seg segmenter.Segment) string {
 	return storage.SegmentKey(seg.Camera, seg.Start, seg.Duration, seg.InitSize)
 }
 
-// uploadSegment stores a spooled segment and checks what was stored.
+// uploadSegment stores a spooled segment (recorder.Upload), adding it to
+// its hour's manifest.
 func (a *App) uploadSegment(ctx context.Context, seg segmenter.Segment, body io.ReadSeeker) error {
-	key := segmentKey(seg)
-	if key == "" {
-		return fmt.Errorf("segment of camera %q has no valid key", seg.Camera)
-	}
-	md := storage.SegmentMeta{
-		Codec: string(seg.Codec), Width: seg.Width, Height: seg.Height, InitSize: seg.InitSize, Frames: seg.Frames,
-		Node: a.cfg.NodeID, AudioCodec: string(seg.AudioCodec), Recovered: seg.Recovered,
-	}.Metadata()
-	meta, tags := a.days.Attrs(ctx, seg.Camera)
-	maps.Copy(md, meta)
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	sum, err := a.putSegment(ctx, key, body, seg.Size, storage.PutOptions{ContentType: "video/mp4", Metadata: md, Tags: tags, Immutable: true})
-	if err != nil {
-		return err
-	}
-	obj, err := a.store.Stat(ctx, key)
-	if err != nil {
-		return fmt.Errorf("verify %s: %w", key, err)
-	}
-	if obj.Size != seg.Size {
-		return fmt.Errorf("verify %s: stored %d bytes, want %d", key, obj.Size, seg.Size)
-	}
-	a.recordIntegrity(ctx, key, seg.Size, sum)
-	return nil
+	return recorder.Upload{Store: a.store, Node: a.cfg.NodeID, LinksFiles: a.cfg.Storage.Backend == "fs",
+		Days: a.days, Stored: a.integrityRecorder().Stored}.Segment(ctx, seg, body)
 }
 
 func (a *App) segmentStored(seg segmenter.Segment, latency time.Duration) {

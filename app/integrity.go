@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"crypto/ed25519"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/integrity"
 	"github.com/vigia/vigia/retention"
-	"github.com/vigia/vigia/storage"
 )
 
 // integrityPart records the SHA-256 of every stored segment in its hour's
@@ -37,18 +35,6 @@ func (a *App) integrityRecorder() *integrity.Recorder {
 		})
 	})
 	return p.rec
-}
-
-// putSegment stores a spooled segment and returns the SHA-256 of the bytes
-// stored (integrity.Put; the fs store links spool files).
-func (a *App) putSegment(ctx context.Context, key string, body io.ReadSeeker, size int64, opts storage.PutOptions) ([32]byte, error) {
-	return integrity.Put(ctx, a.store, key, body, size, opts, a.cfg.Storage.Backend == "fs")
-}
-
-// recordIntegrity adds a stored segment to its hour's manifest
-// (integrity.Recorder.Stored).
-func (a *App) recordIntegrity(ctx context.Context, key string, size int64, sum [32]byte) {
-	a.integrityRecorder().Stored(ctx, key, size, sum)
 }
 
 // exportSignKey is the key that signs downloadable videos' manifests,
