@@ -82,20 +82,7 @@ func (d *DB) Videos(ctx context.Context, clientID int64, ids []int64, limit int)
 	if len(conds) > 0 {
 		where = " WHERE " + strings.Join(conds, " AND ")
 	}
-	rows, err := d.query(ctx, `SELECT `+videoCols+` FROM videos`+where+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("list videos: %w", err)
-	}
-	defer rows.Close()
-	var out []Video
-	for rows.Next() {
-		v, err := scanVideo(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, classify(rows.Err())
+	return d.videos(ctx, "list videos", `SELECT `+videoCols+` FROM videos`+where+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 }
 
 // SetVideoStatus records the status of video id.
@@ -125,40 +112,14 @@ func (d *DB) DeleteVideo(ctx context.Context, id int64) error {
 // VideosMaking returns the videos of clientID recorded as in the making
 // (VideoCreating), oldest first, at most limit.
 func (d *DB) VideosMaking(ctx context.Context, clientID int64, limit int) ([]Video, error) {
-	rows, err := d.query(ctx, `SELECT `+videoCols+` FROM videos WHERE client_id = ? AND status = ? ORDER BY id LIMIT ?`,
+	return d.videos(ctx, "videos in the making", `SELECT `+videoCols+` FROM videos WHERE client_id = ? AND status = ? ORDER BY id LIMIT ?`,
 		clientID, VideoCreating, limit)
-	if err != nil {
-		return nil, fmt.Errorf("videos in the making: %w", err)
-	}
-	defer rows.Close()
-	var out []Video
-	for rows.Next() {
-		v, err := scanVideo(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, classify(rows.Err())
 }
 
 // VideosExpired returns videos asked for before t, oldest first, at most
 // limit.
 func (d *DB) VideosExpired(ctx context.Context, t time.Time, limit int) ([]Video, error) {
-	rows, err := d.query(ctx, `SELECT `+videoCols+` FROM videos WHERE created_at < ? ORDER BY created_at, id LIMIT ?`, t.UnixMilli(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("expired videos: %w", err)
-	}
-	defer rows.Close()
-	var out []Video
-	for rows.Next() {
-		v, err := scanVideo(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, classify(rows.Err())
+	return d.videos(ctx, "expired videos", `SELECT `+videoCols+` FROM videos WHERE created_at < ? ORDER BY created_at, id LIMIT ?`, t.UnixMilli(), limit)
 }
 
 // AddVideoRequest records that a user of clientID asked for a video at
@@ -183,4 +144,22 @@ func (d *DB) VideoRequests(ctx context.Context, clientID, userID int64, since ti
 		return 0, 0, fmt.Errorf("video requests: %w", classify(err))
 	}
 	return client, user, nil
+}
+
+// videos runs query (what names it in errors) and returns its videos.
+func (d *DB) videos(ctx context.Context, what, query string, args ...any) ([]Video, error) {
+	rows, err := d.query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []Video
+	for rows.Next() {
+		v, err := scanVideo(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, classify(rows.Err())
 }
