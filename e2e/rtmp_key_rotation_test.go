@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,11 +49,28 @@ func TestRTMPKeyRotation(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The publisher tries again, as an encoder does, while the camera is
+	// not running yet on the node (refused) until the rotation is asked;
+	// ended has how the session running then ended.
 	ended := make(chan error, 1)
-	go func() { ended <- synth.PublishRTMP(ctx, oldURL, synth.RTMPStreamSpec{Small: true}) }()
+	var rotating atomic.Bool
+	go func() {
+		for {
+			err := synth.PublishRTMP(ctx, oldURL, synth.RTMPStreamSpec{Small: true})
+			if rotating.Load() || ctx.Err() != nil {
+				ended <- err
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
 	st := a.Store()
 	waitSegments(t, st, cam, 2, 60*time.Second)
 
+	rotating.Store(true)
 	rotated := shape(t, "rotation", api.call("POST", "/api/v1/cameras/"+cam+"/push-key"+op, nil, 200), map[string]string{"rtmp_url": "string"})
 	newURL := withKey(rotated["rtmp_url"].(string))
 	if newURL == oldURL {
