@@ -71,8 +71,10 @@ func TestDecoderIsolation(t *testing.T) {
 	}
 	testenv.WaitFor(t, 30*time.Second, "the killed processes replaced by the next thumbnails", func() bool {
 		// The crash, then each killed process: as a crash when it had a
-		// request, as exited when found dead before one.
-		return restarts(decodeproc.ReasonCrash)+restarts(decodeproc.ReasonExited) >= float64(1+len(killed))
+		// request, as exited when found dead before one, as a protocol
+		// failure or a cancelled request when it died mid-message.
+		return restarts(decodeproc.ReasonCrash)+restarts(decodeproc.ReasonExited)+
+			restarts(decodeproc.ReasonProtocol)+restarts(decodeproc.ReasonCanceled) >= float64(1+len(killed))
 	})
 	// A process hangs past the request's deadline.
 	hangCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
