@@ -56,9 +56,9 @@ type g711Pass struct {
 	viewers []*viewer
 	// Packets waiting for the video of their time (g711Hold), in order,
 	// and the newest video presentation time sent, with whether one was.
-	held   []heldPacket
-	video  time.Duration
-	hasVid bool
+	held    []heldPacket
+	video   time.Duration
+	hasVid  bool
 	seq     uint16
 	tsOff   uint32 // added to a unit's PTS in 8 kHz ticks
 	lastTS  uint32

@@ -11,7 +11,6 @@ import (
 // Available reports whether this build can transcode: false without cgo.
 func Available() bool { return false }
 
-
 // Unit is one H.264 access unit out of a Transcoder.
 type Unit struct {
 	// NALUs are the unit's NAL units, without start codes.
