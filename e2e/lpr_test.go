@@ -25,6 +25,7 @@ import (
 // confidence and the scene as its image; pushed again (a camera's retry),
 // it is still one; a wrong key is refused.
 func TestLPRPushThroughNode(t *testing.T) {
+	t.Parallel()
 	log, _ := testLogger(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "lpr", User: "admin", Pass: "pw"})
 	a := startServeNode(t, "lpr-node", log)

@@ -17,6 +17,7 @@ import (
 // names; the fake's motion, tamper, field, digital input and sound events
 // are each listed once by GET /api/v1/events with their type.
 func TestONVIFCamera(t *testing.T) {
+	t.Parallel()
 	log, _ := testLogger(t)
 	rtsp := startSynth(t, synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"})
 	hik, _ := onviftest.VendorByName("hikvision")

@@ -20,6 +20,7 @@ import (
 // /api/v1/cameras/{id}/push-key the session pushed with the old key ends,
 // the old key is refused at once, and the new key records.
 func TestRTMPKeyRotation(t *testing.T) {
+	t.Parallel()
 	a := startServeNode(t, "rotation", zap.NewNop())
 	api := apiClient{t: t, base: a.URL()}
 	op := "?token=" + apiOperator

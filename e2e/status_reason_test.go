@@ -24,6 +24,7 @@ import (
 // cause's word, with its fixed text); once the password is fixed and the
 // camera ONLINE, neither field is there.
 func TestStatusReasonOfWrongPassword(t *testing.T) {
+	t.Parallel()
 	log, _ := testLogger(t)
 	cams := startSynth(t, synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"})
 	a := startServeNode(t, "reason-node", log)

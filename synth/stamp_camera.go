@@ -111,6 +111,10 @@ func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
 	c.rtsp = &gortsplib.Server{
 		Handler:     stampHandler{c},
 		RTSPAddress: cfg.Addr,
+		// A reader the machine's load holds back for a moment gets the
+		// packets queued meanwhile, not a hole in the sound (the default
+		// queue, 256 packets, is 2 s of the video).
+		WriteQueueSize: 4096,
 		Listen: func(network, address string) (net.Listener, error) {
 			ln, err := net.Listen(network, address)
 			if err == nil {

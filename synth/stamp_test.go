@@ -73,7 +73,7 @@ func TestStampCameraSound(t *testing.T) {
 			}
 			defer c.Close()
 			const rate = 16000
-			out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-rtsp_transport", "tcp", "-i", c.URL(),
+			out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-rtsp_transport", "tcp", "-allowed_media_types", "audio", "-i", c.URL(),
 				"-t", "3.5", "-vn", "-f", "s16le", "-ac", "1", "-ar", strconv.Itoa(rate), "pipe:1").Output()
 			if err != nil {
 				t.Fatalf("ffmpeg: %v", err)
