@@ -29,17 +29,18 @@ TEST_TIMEOUT ?= 25m
 # How many tests marked t.Parallel run at once in one package (go test's
 # -parallel, which defaults to the number of cores). The end-to-end tests
 # spend most of their time waiting for segments, outages and reconnections,
-# not computing, so four run at once even on two cores. Tests that hold
-# frames to the wall clock or watch this process's heap (the live latency,
-# the RTMP attack, the timestamp faults, the interop matrix) are not
-# t.Parallel: they run first, one at a time.
+# not computing, so four run at once even on two cores.
 TEST_PARALLEL ?= 4
-# Packages whose goroutines, locks and timers are tested again under the race
-# detector by make test.
+# Packages whose goroutines, locks and timers make test runs under the race
+# detector (only there: the race pass runs every test of theirs).
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
+# End-to-end tests that hold frames to the wall clock, measure latency or
+# lip sync, or watch this process's heap: make test runs them last, alone
+# on the machine (test-alone), and the other tests without them.
+E2E_ALONE    := ^(TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestWebRTCAudioInChromium|TestRTMPAttack|TestTimestampFaults|TestInteropMatrix)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-go test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-beside race-lint-beside test-alone test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -50,17 +51,36 @@ build: deps-npm
 run: deps-apt build
 	./bin/vigia serve $(RUN_ARGS)
 
-## test: install what is missing, lint, then every test, then the
-## concurrent packages again under the race detector. go test's own vet
-## pass is off in test-go and test-race: lint has run go vet's full set.
-## (Running lint and the race pass beside the tests at a lower priority
-## saves about 200 s from an empty cache but made timing-sensitive tests
-## fail; README, Time of make test's tests.)
-test: deps lint test-go test-race
+## test: install what is missing, then three passes:
+##  1. every package not in RACE_PKGS (the e2e tests but E2E_ALONE), and
+##     beside it, at a lower priority, the race pass over RACE_PKGS, then
+##     lint (go vet once the tests have compiled, staticcheck);
+##  2. the E2E_ALONE tests, alone on the machine.
+## go test's own vet pass is off: lint runs go vet's full set. Each pass
+## alone: make test-go (every package), make test-race, make lint,
+## make test-alone. README, Time of make test's tests.
+test: deps
+	@$(MAKE) --no-print-directory -j2 --output-sync=line test-beside race-lint-beside
+	@$(MAKE) --no-print-directory test-alone
 
+# The packages test-beside runs: all but RACE_PKGS.
+GO_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
+
+test-beside:
+	@$(MAKE) --no-print-directory test-go PKGS='$(GO_PKGS)' TEST_SKIP='$(E2E_ALONE)'
+
+race-lint-beside:
+	@nice -n 15 $(MAKE) --no-print-directory test-race lint
+
+# PKGS: the packages test-go runs; TEST_SKIP: tests it leaves out.
+PKGS ?= ./...
+TEST_SKIP ?=
 test-go:
 	@[ -n "$(VIGIA_MEDIAMTX)" ] || echo "MediaMTX cells of the interop matrix will not run: no $(PEERS_DIR)/mediamtx.xz and VIGIA_MEDIAMTX unset"
-	$(GO) test -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
+
+test-alone:
+	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE)' ./e2e
 
 test-race:
 	$(GO) test -race -count=1 -vet=off -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
