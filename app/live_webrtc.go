@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/netip"
@@ -51,6 +52,9 @@ func (a *App) startWebRTC() error {
 		TCPFirstSTUNTimeout: time.Duration(c.TCPFirstSTUNTimeout), TCPWriteBuffer: int(c.TCPWriteBuffer),
 		OnTCPRejected: a.rejectedConnections("webrtc_tcp", []string{connlimit.ReasonMaxConnections, connlimit.ReasonPerAddress}),
 		TranscodeMax:  c.TranscodeMax,
+		// 0 in the configuration turns the sound transcodes off, which
+		// live.WebRTCConfig says with a negative bound.
+		AudioTranscodeMax: cmp.Or(c.AudioTranscodeMax, -1),
 	})
 	if err != nil {
 		return err

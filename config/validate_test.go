@@ -155,6 +155,9 @@ func TestValidate(t *testing.T) {
 		{"rtmp pending per address", func(c *Config) { c.RTMP.MaxPendingPerAddress = 0 }, ErrInvalidValue,
 			[]string{"rtmp.max_pending_per_address"}},
 		{"rtmp auth timeout", func(c *Config) { c.RTMP.AuthTimeout = 0 }, ErrInvalidValue, []string{"rtmp.auth_timeout"}},
+		{"no sound transcodes", func(c *Config) { c.WebRTC.AudioTranscodeMax = 0 }, nil, nil},
+		{"sound transcodes", func(c *Config) { c.WebRTC.AudioTranscodeMax = -1 }, ErrInvalidValue,
+			[]string{"webrtc.audio_transcode_max"}},
 		{"rtmp budget under a message", func(c *Config) { c.RTMP.PreAuthBudget = 1024 }, ErrInvalidValue,
 			[]string{"rtmp.pre_auth_budget", "rtmp.pre_auth_max_message"}},
 	}

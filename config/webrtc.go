@@ -31,6 +31,7 @@ type WebRTCConfig struct {
 	TCPFirstSTUNTimeout         Duration `yaml:"tcp_first_stun_timeout" default:"5s" doc:"Time an ICE-TCP connection has to send its first STUN binding request; one that sends none is closed."`
 	TCPWriteBuffer              Size     `yaml:"tcp_write_buffer" default:"256KiB" doc:"Bytes queued for one ICE-TCP connection before its packets are dropped (the viewer resumes at the next keyframe)."`
 	MaxSessions                 int      `yaml:"max_sessions" default:"1000" doc:"WebRTC viewers this node serves at once; past it a new one gets 503 (the player then plays LL-HLS)."`
+	AudioTranscodeMax           int      `yaml:"audio_transcode_max" default:"64" doc:"Cameras whose AAC audio this node transcodes to Opus at once for WebRTC viewers: one transcoder per camera while anyone listens, about 0.4 % of a core each (docs/live.md, Sound over WebRTC). Past it a viewer gets the video without sound, counted in vigia_live_audio_transcode_refused_total. 0: no sound from AAC cameras over WebRTC (G.711 still passes)."`
 	TranscodeMax                int      `yaml:"transcode_max" default:"2" doc:"H.265 cameras this node transcodes to H.264 at once for live viewers whose browser has no H.265, over WebRTC and LL-HLS (also with webrtc.enabled false): one transcode per camera while anyone watches it, about a fifth of a core per 720p15 camera (docs/live.md). Past it such a viewer gets 503 and the player says why. 0: no transcoding (such viewers get 406)."`
 }
 
@@ -93,4 +94,5 @@ func (c *Config) validateWebRTC(v *validator) {
 		v.add("webrtc.tcp_write_buffer", fmt.Errorf("%w %d (want 16KiB to 64MiB)", ErrInvalidValue, w.TCPWriteBuffer))
 	}
 	v.atLeast("webrtc.transcode_max", w.TranscodeMax, 0)
+	v.atLeast("webrtc.audio_transcode_max", w.AudioTranscodeMax, 0)
 }
