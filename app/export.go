@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
+	"github.com/vigia/vigia/live/transcode"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/thumbs/decodeproc"
 )
@@ -35,7 +36,7 @@ func (a *App) startExport(ctx context.Context) error {
 		MaxRange:      time.Duration(a.cfg.Export.MaxRange),
 		Thumbnail:     thumb,
 		SignKey:       a.exportSignKey(),
-		H264:          a.segmentH264(),
+		H264:          transcode.Rendition(),
 		Log:           a.log.With(zap.String("component", "export")),
 	})
 	if err != nil {

@@ -18,16 +18,6 @@ import (
 	"github.com/vigia/vigia/storage"
 )
 
-// h264Rendition is the node's H.264 rendition of a recorded segment, as
-// the app hands it to the service.
-func h264Rendition(seg []byte) ([]byte, error) {
-	out, err := transcode.Segment(seg, transcode.Options{})
-	if errors.Is(err, transcode.ErrNotH265) {
-		return nil, nil
-	}
-	return out, err
-}
-
 // TestExportInH264: a job asking for H.264 of H.265 recordings (with AAC)
 // stores an MP4 whose video ffprobe reads as H.264 and whose audio is the
 // recorded AAC, over the requested range; its signed manifest verifies
@@ -49,7 +39,7 @@ func TestExportInH264(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := openBus(t, "")
-	s := startService(t, ServiceConfig{Bus: b, Store: st, Node: "a", SignKey: keys.ExportKey(), H264: h264Rendition})
+	s := startService(t, ServiceConfig{Bus: b, Store: st, Node: "a", SignKey: keys.ExportKey(), H264: transcode.Rendition()})
 	from, to := t0.Add(2*time.Second), t0.Add(10*time.Second)
 	read := func(key string) []byte {
 		rc, err := st.Get(ctx, key, 0, -1)

@@ -20,11 +20,12 @@ import (
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/export"
+	"github.com/vigia/vigia/live/transcode"
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 )
 
-const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM --to TO --out FILE.mp4 (FROM and TO: Unix milliseconds or RFC 3339; FILE.manifest.json and FILE.manifest.sig are written beside it)"
+const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM --to TO --out FILE.mp4 [--codec h264] (FROM and TO: Unix milliseconds or RFC 3339; FILE.manifest.json and FILE.manifest.sig are written beside it; --codec h264 transcodes H.265 recordings to H.264)"
 
 // runExport implements `vigia export`: one downloadable video made from
 // storage directly, without NATS or a running node, with its manifest
@@ -32,6 +33,20 @@ const exportUsage = "usage: vigia export --config FILE --camera ID --from FROM -
 func runExport(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	codec, args, err := takeFlag(args, "codec", exportUsage)
+	if err != nil {
+		return err
+	}
+	var h264 func([]byte) ([]byte, error)
+	switch codec {
+	case "":
+	case export.CodecH264:
+		if h264 = transcode.Rendition(); h264 == nil {
+			return errors.New("--codec h264: this build cannot transcode (built without cgo)")
+		}
+	default:
+		return fmt.Errorf("--codec %q: want %q; %s", codec, export.CodecH264, exportUsage)
+	}
 	rc, err := openRange(ctx, args, []string{"camera", "from", "to", "out"}, exportUsage)
 	if err != nil {
 		return err
@@ -47,6 +62,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	cat := catalogue.New(catalogue.Config{Store: store,
 		MaxSegment: storage.MaxSegmentDuration(time.Duration(cfg.Recording.SegmentDuration))})
 	clip, err := export.Build(ctx, store, req, export.Options{
+		H264:      h264,
 		MaxRange:  time.Duration(cfg.Export.MaxRange),
 		Progress:  bar.update,
 		Catalogue: cat,
@@ -99,6 +115,29 @@ func writeManifest(ctx context.Context, store storage.Store, cat *catalogue.Cata
 	return mfile, sfile, nil
 }
 
+// takeFlag takes the optional flag name (--name VALUE or --name=VALUE)
+// out of args: its value ("" when absent) and the other arguments.
+func takeFlag(args []string, name, usage string) (string, []string, error) {
+	var val string
+	rest := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		n, v, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if n != name || !strings.HasPrefix(args[i], "-") {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return "", nil, fmt.Errorf("--%s needs a value; %s", name, usage)
+			}
+			i++
+			v = args[i]
+		}
+		val = v
+	}
+	return val, rest, nil
+}
+
 // rangeCommand is what the subcommands that read one camera's range from
 // storage take: their own flags, the range, the configuration and its
 // store.
@@ -115,24 +154,13 @@ type rangeCommand struct {
 func openRange(ctx context.Context, args, names []string, usage string) (rangeCommand, error) {
 	var rc rangeCommand
 	rc.own = map[string]string{}
+	rest := args
 	for _, n := range names {
-		rc.own[n] = ""
-	}
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if _, ok := rc.own[name]; !ok || !strings.HasPrefix(args[i], "-") {
-			rest = append(rest, args[i])
-			continue
+		v, r, err := takeFlag(rest, n, usage)
+		if err != nil {
+			return rc, err
 		}
-		if !hasVal {
-			if i+1 >= len(args) {
-				return rc, fmt.Errorf("--%s needs a value; %s", name, usage)
-			}
-			i++
-			val = args[i]
-		}
-		rc.own[name] = val
+		rc.own[n], rest = v, r
 	}
 	for _, k := range names {
 		if rc.own[k] == "" {

@@ -6,7 +6,9 @@ import (
 	"crypto/ed25519"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +30,13 @@ import (
 // key, as a node's upload does.
 func recordRuns(t *testing.T, st storage.Store, camera string, key ed25519.PrivateKey, runs ...[2]time.Time) {
 	t.Helper()
-	clip, err := synth.Fixture("h264", true)
+	recordCodec(t, st, camera, synth.CodecH264, key, runs...)
+}
+
+// recordCodec is recordRuns with the fixture of codec.
+func recordCodec(t *testing.T, st storage.Store, camera, codec string, key ed25519.PrivateKey, runs ...[2]time.Time) {
+	t.Helper()
+	clip, err := synth.Fixture(codec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,5 +140,57 @@ func TestExportWritesSignedManifest(t *testing.T) {
 	stdout.Reset()
 	if code := run(verify, &stdout, &stderr); code != 1 || !strings.HasPrefix(stdout.String(), "FAILED") {
 		t.Fatalf("changed manifest: exit %d: %s", code, stdout.String())
+	}
+}
+
+// TestExportCodec: `vigia export --codec h264` of H.265 recordings writes
+// a video ffprobe reads as H.264, over the range, which FFmpeg decodes
+// without an error; without the flag it stays H.265; another codec is
+// refused before anything is read.
+func TestExportCodec(t *testing.T) {
+	const secret = "0123456789abcdef-cli-export"
+	keys, err := sign.New([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	st, err := fs.New(dir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	recordCodec(t, st, "cam", synth.CodecH265, keys.ExportKey(), [2]time.Time{t0, t0.Add(20 * time.Second)})
+	out := t.TempDir()
+	for _, tc := range []struct{ flag, want string }{{"", "hevc"}, {"--codec=h264", "h264"}} {
+		clip := filepath.Join(out, tc.want+".mp4")
+		args := []string{"export", "--storage.path", dir, "--data_dir", t.TempDir(), "--security.secret", secret, "--camera", "cam",
+			"--from", "2026-03-10T12:00:00Z", "--to", "2026-03-10T12:00:15Z", "--out", clip}
+		if tc.flag != "" {
+			args = append(args, tc.flag)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("export %s: exit %d: %s %s", tc.flag, code, stdout.String(), stderr.String())
+		}
+		probe, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name:format=duration",
+			"-of", "default=nw=1:nk=1", clip).Output()
+		if err != nil {
+			t.Fatalf("ffprobe %s: %v", clip, err)
+		}
+		f := strings.Fields(string(probe))
+		if len(f) != 2 || f[0] != tc.want {
+			t.Fatalf("export %q: ffprobe says %q, want video %s", tc.flag, probe, tc.want)
+		}
+		if d, _ := strconv.ParseFloat(f[1], 64); d < 14.5 || d > 15.5 {
+			t.Errorf("export %q lasts %s s, want 15", tc.flag, f[1])
+		}
+		if msg, err := exec.Command("ffmpeg", "-v", "error", "-i", clip, "-f", "null", "-").CombinedOutput(); err != nil || len(msg) > 0 {
+			t.Errorf("ffmpeg decoding %s: %v %s", clip, err, msg)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"export", "--storage.path", dir, "--codec", "vp9", "--camera", "cam", "--from", "0", "--to", "1", "--out", filepath.Join(out, "x.mp4")}
+	if code := run(args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), `--codec "vp9"`) {
+		t.Fatalf("--codec vp9: exit %d: %s", code, stderr.String())
 	}
 }

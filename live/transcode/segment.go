@@ -23,6 +23,23 @@ var ErrNotH265 = errors.New("transcode: the segment's video is not H.265")
 // fragmented MP4 segment with a video track.
 var ErrBadSegment = errors.New("transcode: not a recorded segment")
 
+// Rendition returns the H.264 rendition of a recorded segment, as
+// Segment with the node's options, or nil for a segment whose video is
+// not H.265 (it plays, and is exported, as it is). nil itself in a build
+// that cannot transcode (Available false), for callers to refuse.
+func Rendition() func(segment []byte) ([]byte, error) {
+	if !Available() {
+		return nil
+	}
+	return func(seg []byte) ([]byte, error) {
+		out, err := Segment(seg, Options{})
+		if errors.Is(err, ErrNotH265) {
+			return nil, nil
+		}
+		return out, err
+	}
+}
+
 // Segment returns the H.264 rendition of a recorded fragmented-MP4
 // segment (its init segment, then its fragments) whose video is H.265:
 // the same tracks, times and audio samples, the video transcoded into one
