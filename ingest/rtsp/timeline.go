@@ -74,6 +74,10 @@ type timeline struct {
 
 	others  map[int]*otherTrack
 	reports map[int]senderReport // by track
+
+	// moves counts the moves of other tracks (placement by sender reports
+	// or by arrival) on the axis.
+	moves int
 }
 
 // otherTrack is a track other than the video.
@@ -175,6 +179,7 @@ func (t *timeline) otherTicks(idx int, ts uint32, rate int, now time.Time) int64
 			if d := r - ticks; ticksToDuration(max(d, -d), rate) <= maxReportShift {
 				o.u.shift(d)
 				o.placed = true
+				t.moves++
 				return r
 			}
 		}
@@ -186,6 +191,7 @@ func (t *timeline) otherTicks(idx int, ts uint32, rate int, now time.Time) int64
 			if d := time.Duration(o.least - t.leastDelay); d < -minPlaceShift || d > minPlaceShift {
 				o.u.shift(durationToTicks(d, rate))
 				ticks += durationToTicks(d, rate)
+				t.moves++
 			}
 		}
 	}
