@@ -24,8 +24,9 @@ const (
 //   - a video timestamp more than JumpAfter away from the local clock (the
 //     camera's clock jumped back, or forward, by any amount) re-anchors the
 //     mapping at the local clock: the output goes on without a step (not
-//     while the camera's other track maps within JumpAfter of its
-//     arrivals: then the video is late, the clock did not jump);
+//     when the video's delay crept there while the camera's other track
+//     maps within half of JumpAfter of its arrivals: the video is late,
+//     the clock did not jump);
 //   - a camera whose timestamps run at another rate than the local clock
 //     (declares 25 fps, sends 21) is measured over RateSpan and its
 //     timestamps are scaled, the offset built up meanwhile being absorbed
@@ -65,6 +66,7 @@ type Clock struct {
 	wA      time.Time     // wall time at the anchor
 	rate    float64       // output per media time
 	lastO   time.Duration // last video output
+	lastLag time.Duration // the last video frame's arrival less its output
 	evalAt  time.Time     // last rate evaluation
 
 	// The mapping before the current one, by media time: the current one
@@ -124,7 +126,8 @@ func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
 	o := c.out(pts)
 	target := now.Sub(c.wall0)
 	lag := target - o
-	if (lag > c.JumpAfter || (lag < -c.JumpAfter && target >= c.lastO)) && !c.otherOnTime(now) {
+	late := absDuration(lag-c.lastLag) < c.JumpAfter/2 && c.otherOnTime(now)
+	if (lag > c.JumpAfter || (lag < -c.JumpAfter && target >= c.lastO)) && !late {
 		// The camera's clock jumped: go on from the local clock.
 		c.mA, c.oA, c.from, c.earlier = pts, target, pts, c.earlier[:0]
 		c.furthest = pts
@@ -177,6 +180,7 @@ func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
 	if o > c.lastO {
 		c.lastO = o
 	}
+	c.lastLag = target - o
 	return o
 }
 
@@ -205,11 +209,11 @@ func (c *Clock) Other(pts time.Duration, now time.Time) time.Duration {
 }
 
 // otherOnTime reports whether the other track's last packet, arrived
-// within a window of now, was mapped within JumpAfter of its arrival: the
-// camera's clock did not jump, whatever the video's delay.
+// within a window of now, was mapped within half of JumpAfter of its
+// arrival: the camera's clock did not jump, whatever the video's delay.
 func (c *Clock) otherOnTime(now time.Time) bool {
 	return !c.otherAt.IsZero() && now.Sub(c.otherAt) < c.window() &&
-		c.otherLag <= c.JumpAfter && c.otherLag >= -c.JumpAfter
+		absDuration(c.otherLag) <= c.JumpAfter/2
 }
 
 // OtherMoved tells the clock that the other track was moved on the media

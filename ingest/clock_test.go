@@ -109,6 +109,7 @@ func FuzzClock(f *testing.F) {
 			now := t0.Add(time.Duration(i*stepMs) * time.Millisecond)
 			o := c.Video(pts, now)
 			_ = c.Map(pts)
+			_ = c.Other(pts+time.Duration(i%7)*time.Millisecond, now)
 			// Output never runs far from the local clock once it stepped.
 			if lag := now.Sub(c.Wall(o)); lag > c.JumpAfter+time.Duration(stepMs)*time.Millisecond*2 && i > 0 && mediaMs > 0 {
 				t.Fatalf("frame %d: output %v behind the local clock", i, lag)
