@@ -23,7 +23,10 @@ const (
 //
 //   - a video timestamp more than JumpAfter away from the local clock (the
 //     camera's clock jumped back, or forward, by any amount) re-anchors the
-//     mapping at the local clock: the output goes on without a step;
+//     mapping at the local clock: the output goes on without a step (not
+//     when the video's delay crept there while the camera's other track
+//     maps within half of JumpAfter of its arrivals: the video is late,
+//     the clock did not jump);
 //   - a camera whose timestamps run at another rate than the local clock
 //     (declares 25 fps, sends 21) is measured over RateSpan and its
 //     timestamps are scaled, the offset built up meanwhile being absorbed
@@ -36,8 +39,18 @@ const (
 //     span find it off.
 //
 // A camera whose clock agrees with the local clock within RateTolerance
-// keeps its own timestamps untouched (only shifted). Clock is not safe for
-// concurrent use.
+// keeps its own timestamps untouched (only shifted).
+//
+// The camera's other track (its sound, Other) is mapped with the same
+// mapping, and a media time is mapped to the same output whichever track
+// asks and whenever: a new rate applies from the furthest media time
+// mapped so far, so sound that arrived before the video of its time (the
+// video's encoding takes longer) keeps the output it was given, and the
+// video of that time gets it too. Its arrivals are a second witness of the
+// camera's clock: when the video's frames seem to run at another rate but
+// the sound's packets arrive at the local rate, the camera's clock is
+// right and the video's delay changed (an encoder falling behind, frames
+// queued), and nothing is scaled. Clock is not safe for concurrent use.
 type Clock struct {
 	// JumpAfter defaults to DefaultJumpAfter.
 	JumpAfter time.Duration
@@ -53,7 +66,23 @@ type Clock struct {
 	wA      time.Time     // wall time at the anchor
 	rate    float64       // output per media time
 	lastO   time.Duration // last video output
+	lastLag time.Duration // the last video frame's arrival less its output
 	evalAt  time.Time     // last rate evaluation
+
+	// The mapping before the current one, by media time: the current one
+	// (mA, oA, rate) applies from from on, older ones below, newest first.
+	from    time.Duration
+	earlier []clockSegment
+	// The furthest media time mapped, by any track.
+	furthest time.Duration
+
+	// The least delayed packets of the other track (Other): of the first
+	// window after the anchor, of the window running and of the one
+	// before; and the arrival of its last packet, with how far its output
+	// was behind it.
+	other    clockWitness
+	otherAt  time.Time
+	otherLag time.Duration
 
 	// The least delayed frames: of the first window after the anchor
 	// (base), of the window running (cur) and of the one before (prev).
@@ -88,21 +117,27 @@ func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
 		c.defaults()
 		c.started = true
 		c.wall0, c.wA, c.evalAt = now, now, now
-		c.mA, c.oA, c.rate = pts, 0, 1
+		c.mA, c.oA, c.rate, c.from = pts, 0, 1, pts
 		c.lastO = 0
+		c.furthest = pts
+		c.other.reset(now)
 		return 0
 	}
 	o := c.out(pts)
 	target := now.Sub(c.wall0)
 	lag := target - o
-	if lag > c.JumpAfter || (lag < -c.JumpAfter && target >= c.lastO) {
+	late := absDuration(lag-c.lastLag) < c.JumpAfter/2 && c.otherOnTime(now)
+	if (lag > c.JumpAfter || (lag < -c.JumpAfter && target >= c.lastO)) && !late {
 		// The camera's clock jumped: go on from the local clock.
-		c.anchor(pts, target, now)
+		c.mA, c.oA, c.from, c.earlier = pts, target, pts, c.earlier[:0]
+		c.furthest = pts
+		c.anchor(now)
 		c.jumps++
 		o = target
 	} else {
 		c.observe(pts, now)
 	}
+	c.furthest = max(c.furthest, pts)
 	if now.Sub(c.wA) >= c.RateSpan && now.Sub(c.evalAt) >= c.RateSpan/2 && c.measurable() {
 		c.evalAt = now
 		end := c.end()
@@ -115,7 +150,17 @@ func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
 			// stepped, the camera's rate is its own.
 			off = false
 		}
-		if off || c.rate != 1 {
+		if (off || c.rate != 1) && c.otherAtLocalRate() {
+			// The other track's packets arrive at the local rate: the
+			// camera's clock is right, the video's delay changed. Its
+			// timestamps are kept (back to them after a correction).
+			if c.rate != 1 {
+				c.remap(pts, 1)
+				c.anchor(now)
+				c.corrections++
+			}
+			off = false
+		} else if off || c.rate != 1 {
 			// Scale to the measured rate and absorb the offset built up
 			// over the next span; a camera back to the local rate gets 1.
 			rate := measured
@@ -124,29 +169,57 @@ func (c *Clock) Video(pts time.Duration, now time.Time) time.Duration {
 			}
 			adj := 1 + float64(lag)/float64(c.RateSpan)
 			adj = min(max(adj, 0.5), 1.5)
-			c.anchor(pts, o, now)
 			if rate != 1 || lag > c.JumpAfter/4 || lag < -c.JumpAfter/4 {
-				c.rate = rate * adj
-			} else {
-				c.rate = 1
+				rate *= adj
 			}
+			c.remap(pts, rate)
+			c.anchor(now)
 			c.corrections++
 		}
 	}
 	if o > c.lastO {
 		c.lastO = o
 	}
+	c.lastLag = target - o
 	return o
 }
 
-// Map maps a timestamp of another track (audio) with the current mapping,
-// without updating it.
+// Map maps a timestamp (a video frame's presentation time, or another
+// track's) without updating the mapping.
 func (c *Clock) Map(pts time.Duration) time.Duration {
 	if !c.started {
 		return 0
 	}
+	c.furthest = max(c.furthest, pts)
 	return c.out(pts)
 }
+
+// Other maps the timestamp of a packet of the camera's other track (its
+// sound) that arrived at now, on the video's media axis, and notes its
+// arrival: a second witness of the camera's clock rate. Give it one track
+// only. Before the first video frame it returns 0.
+func (c *Clock) Other(pts time.Duration, now time.Time) time.Duration {
+	if !c.started {
+		return 0
+	}
+	c.other.observe(clockPoint{m: pts, w: now, set: true}, now, c.window())
+	o := c.Map(pts)
+	c.otherAt, c.otherLag = now, now.Sub(c.wall0)-o
+	return o
+}
+
+// otherOnTime reports whether the other track's last packet, arrived
+// within a window of now, was mapped within half of JumpAfter of its
+// arrival: the camera's clock did not jump, whatever the video's delay.
+func (c *Clock) otherOnTime(now time.Time) bool {
+	return !c.otherAt.IsZero() && now.Sub(c.otherAt) < c.window() &&
+		absDuration(c.otherLag) <= c.JumpAfter/2
+}
+
+// OtherMoved tells the clock that the other track was moved on the media
+// axis at now (placed anew against the video): its arrivals before no
+// longer witness the camera's rate.
+func (c *Clock) OtherMoved(now time.Time) { c.other.reset(now) }
 
 // Wall returns the wall-clock time of output timestamp o.
 func (c *Clock) Wall(o time.Duration) time.Time { return c.wall0.Add(o) }
@@ -170,17 +243,102 @@ func (c *Clock) Rate() float64 {
 }
 
 func (c *Clock) out(pts time.Duration) time.Duration {
-	d := pts - c.mA
-	if c.rate == 1 {
-		return c.oA + d
+	if pts < c.from {
+		for i, g := range c.earlier {
+			if pts >= g.from || i == len(c.earlier)-1 {
+				return g.out(pts)
+			}
+		}
 	}
-	return c.oA + time.Duration(float64(d)*c.rate)
+	return clockSegment{m: c.mA, o: c.oA, rate: c.rate}.out(pts)
 }
 
-func (c *Clock) anchor(pts, o time.Duration, now time.Time) {
-	c.mA, c.oA, c.wA, c.evalAt = pts, o, now, now
+// remap makes rate the output rate from the furthest media time mapped on
+// (video frame pts or later): what was mapped keeps its output.
+func (c *Clock) remap(pts time.Duration, rate float64) {
+	at := max(pts, c.furthest)
+	o := c.out(at)
+	if len(c.earlier) == maxSegments {
+		c.earlier = c.earlier[:maxSegments-1]
+	}
+	c.earlier = append(c.earlier, clockSegment{})
+	copy(c.earlier[1:], c.earlier)
+	c.earlier[0] = clockSegment{m: c.mA, o: c.oA, rate: c.rate, from: c.from}
+	c.mA, c.oA, c.rate, c.from = at, o, rate, at
+}
+
+// maxSegments bounds the earlier mappings kept: each lasts at least half
+// a span, and only media times the video has not reached yet (the sound's
+// lead over it) need them.
+const maxSegments = 8
+
+// clockSegment is a linear mapping of media time to output time, from
+// media time from on.
+type clockSegment struct {
+	m, o, from time.Duration
+	rate       float64
+}
+
+func (g clockSegment) out(pts time.Duration) time.Duration {
+	d := pts - g.m
+	if g.rate == 1 {
+		return g.o + d
+	}
+	return g.o + time.Duration(float64(d)*g.rate)
+}
+
+// anchor starts a new measurement at now.
+func (c *Clock) anchor(now time.Time) {
+	c.wA, c.evalAt = now, now
 	c.base, c.cur, c.prev, c.winAt = clockPoint{}, clockPoint{}, clockPoint{}, now
 	c.npast = 0
+	c.other.reset(now)
+}
+
+// otherAtLocalRate reports whether the other track's least delayed
+// packets, near both ends of the span, arrived at the local clock's rate
+// (within half the tolerance) over at least half a span.
+func (c *Clock) otherAtLocalRate() bool {
+	w := &c.other
+	end := w.end()
+	if !w.base.set || !end.set || end.w.Sub(w.base.w) < c.RateSpan/2 || end.m <= w.base.m {
+		return false
+	}
+	d := float64(end.w.Sub(w.base.w))/float64(end.m-w.base.m) - 1
+	return d <= c.RateTolerance/2 && d >= -c.RateTolerance/2
+}
+
+// clockWitness keeps the least delayed packets of a track: of the first
+// window after since (base), of the window running (cur) and of the one
+// before (prev).
+type clockWitness struct {
+	base, cur, prev clockPoint
+	since, winAt    time.Time
+}
+
+func (w *clockWitness) reset(now time.Time) {
+	*w = clockWitness{since: now, winAt: now}
+}
+
+// observe notes p, arrived at now.
+func (w *clockWitness) observe(p clockPoint, now time.Time, window time.Duration) {
+	if now.Sub(w.winAt) >= window {
+		w.prev, w.cur, w.winAt = w.cur, clockPoint{}, now
+	}
+	if p.before(w.cur) {
+		w.cur = p
+	}
+	if now.Sub(w.since) < window && p.before(w.base) {
+		w.base = p
+	}
+}
+
+// end is the least delayed packet of the last one or two windows.
+func (w *clockWitness) end() clockPoint {
+	if w.prev.set && w.prev.before(w.cur) {
+		return w.prev
+	}
+	return w.cur
 }
 
 // clockPoint is a frame's media timestamp and arrival.

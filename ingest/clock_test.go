@@ -1,9 +1,11 @@
 package ingest
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +109,7 @@ func FuzzClock(f *testing.F) {
 			now := t0.Add(time.Duration(i*stepMs) * time.Millisecond)
 			o := c.Video(pts, now)
 			_ = c.Map(pts)
+			_ = c.Other(pts+time.Duration(i%7)*time.Millisecond, now)
 			// Output never runs far from the local clock once it stepped.
 			if lag := now.Sub(c.Wall(o)); lag > c.JumpAfter+time.Duration(stepMs)*time.Millisecond*2 && i > 0 && mediaMs > 0 {
 				t.Fatalf("frame %d: output %v behind the local clock", i, lag)
@@ -200,6 +203,133 @@ func TestClockIgnoresDelaySteps(t *testing.T) {
 			}
 			if c.Corrections() != 0 || c.Jumps() != 0 {
 				t.Errorf("%d corrections and %d jumps, want none", c.Corrections(), c.Jumps())
+			}
+		})
+	}
+}
+
+// clockEvent is a video frame or a sound packet arriving at the clock.
+type clockEvent struct {
+	video  bool
+	pts    time.Duration // on the video's media axis
+	arrive time.Duration // after the start
+}
+
+// feedTracks runs events through c in their order of arrival and returns
+// the output of each sound packet and video frame by media time.
+func feedTracks(c *Clock, events []clockEvent) (sound, video map[time.Duration]time.Duration) {
+	slices.SortStableFunc(events, func(a, b clockEvent) int { return cmp.Compare(a.arrive, b.arrive) })
+	t0 := time.Unix(1_700_000_000, 0)
+	sound, video = map[time.Duration]time.Duration{}, map[time.Duration]time.Duration{}
+	for _, e := range events {
+		if e.video {
+			video[e.pts] = c.Video(e.pts, t0.Add(e.arrive))
+		} else if c.Started() {
+			// Sound before the first video frame is dropped.
+			sound[e.pts] = c.Other(e.pts, t0.Add(e.arrive))
+		}
+	}
+	return sound, video
+}
+
+// TestClockKeepsTracksTogether: a camera's sound and video of one instant
+// get one output time, whichever arrives first and whatever the clock
+// corrects meanwhile; and a camera whose clock is right keeps its
+// timestamps when its video arrives later and later (an encoder falling
+// behind: the synthetic camera of the browser tests on a loaded machine)
+// or late and then in a burst, while its sound arrives on time: the
+// sound's arrivals show the camera's clock is right. Without them the
+// video's growing delay passed for a clock 4.5 % slow, and the sound,
+// mapped on arrival, seconds before the video of its time, got another
+// mapping than that video.
+func TestClockKeepsTracksTogether(t *testing.T) {
+	const (
+		frame  = 40 * time.Millisecond // 25 fps
+		packet = 20 * time.Millisecond
+		length = 90 * time.Second
+	)
+	for _, tc := range []struct {
+		name string
+		// mediaRate is the camera's clock against the local clock.
+		mediaRate float64
+		// videoDelay and soundDelay are the delays of a frame or packet
+		// made at wall time w (after the start).
+		videoDelay, soundDelay func(w time.Duration) time.Duration
+		scaled                 bool // the camera's clock is off: scaled
+	}{
+		{
+			name:       "encoder falls behind 4.5 % a second",
+			mediaRate:  1,
+			videoDelay: func(w time.Duration) time.Duration { return 50*time.Millisecond + w*45/1000 },
+			soundDelay: func(time.Duration) time.Duration { return 20 * time.Millisecond },
+		},
+		{
+			name:      "encoder stalls and catches up",
+			mediaRate: 1,
+			videoDelay: func(w time.Duration) time.Duration {
+				// 1.5 s behind over 12 s, caught up over the next 12.
+				p := w % (24 * time.Second)
+				if p < 12*time.Second {
+					return 30*time.Millisecond + p/8
+				}
+				return 30*time.Millisecond + (24*time.Second-p)/8
+			},
+			soundDelay: func(time.Duration) time.Duration { return 20 * time.Millisecond },
+		},
+		{
+			name:       "clock 2 % slow, video 1 s behind the sound",
+			mediaRate:  0.98,
+			videoDelay: func(time.Duration) time.Duration { return time.Second },
+			soundDelay: func(time.Duration) time.Duration { return 20 * time.Millisecond },
+			scaled:     true,
+		},
+		{
+			name:       "clock 3 % fast, video 2 s behind the sound",
+			mediaRate:  1.03,
+			videoDelay: func(time.Duration) time.Duration { return 2 * time.Second },
+			soundDelay: func(time.Duration) time.Duration { return 20 * time.Millisecond },
+			scaled:     true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var events []clockEvent
+			media := func(w time.Duration) time.Duration { return time.Duration(float64(w) * tc.mediaRate) }
+			// The sound goes on until the last frames arrived.
+			for w := time.Duration(0); w < length+5*time.Second; w += frame {
+				if w < length {
+					events = append(events, clockEvent{video: true, pts: media(w), arrive: w + tc.videoDelay(w)})
+				}
+				for p := w; p < w+frame; p += packet {
+					events = append(events, clockEvent{pts: media(p), arrive: p + tc.soundDelay(p)})
+				}
+			}
+			c := &Clock{}
+			sound, video := feedTracks(c, events)
+			var worst time.Duration
+			for pts, v := range video {
+				if s, ok := sound[pts]; ok && absDuration(s-v) > absDuration(worst) {
+					worst = s - v
+				}
+			}
+			if worst > time.Millisecond || worst < -time.Millisecond {
+				t.Errorf("sound and video of one instant apart by up to %v, want ≤ 1 ms (%d corrections, rate %.4f)", worst, c.Corrections(), c.Rate())
+			}
+			if c.Jumps() != 0 {
+				t.Errorf("%d jumps, want none", c.Jumps())
+			}
+			// Durations true to the wall clock: over the last 30 s of the
+			// camera's time, within 1 % (a camera whose clock is right:
+			// exactly its own).
+			last := media(length - frame)
+			first := media(length - 30*time.Second)
+			got, want := video[last]-video[first], 30*time.Second-frame
+			if !tc.scaled {
+				want = last - first
+				if got != want || c.Corrections() != 0 {
+					t.Errorf("%v of output for %v of the camera's time, %d corrections (rate %.4f); want its own timestamps", got, want, c.Corrections(), c.Rate())
+				}
+			} else if e := math.Abs(float64(got-want)) / float64(want); e > 0.01 {
+				t.Errorf("%v of output for %v of wall time (%.2f %%)", got, want, e*100)
 			}
 		})
 	}

@@ -43,7 +43,8 @@ type StampConfig struct {
 // StampCamera is a live synthetic camera for latency measures: each
 // picture shows the wall-clock time it was made (DrawStamp), is encoded at
 // once by FFmpeg's libx264 (ultrafast, zerolatency, no B-frames) and served
-// over RTSP at rtsp://{Addr}/stamp as soon as it is encoded. A viewer
+// over RTSP at rtsp://{Addr}/stamp as soon as it is encoded; a picture the
+// encoder has no time for (a loaded machine) is dropped, as a camera does. A viewer
 // reads the stamp back from the picture it shows (ReadStamp,
 // StampReaderJS): now minus the stamp is the glass-to-glass latency,
 // encoding included, as with a real camera.
@@ -57,11 +58,15 @@ type StampCamera struct {
 	stdin  io.WriteCloser
 	audio  *stampAudio // nil without sound
 
-	// drawn holds the wall-clock time each picture was drawn, by frame
-	// number (modulo its length): the time of its RTP timestamp.
+	// drawn holds the wall-clock time each picture given to the encoder
+	// was drawn, by its number at the encoder (modulo its length): the
+	// time of its RTP timestamp. frames counts the pictures given to the
+	// encoder, encoded those whose packets came back from it.
 	drawnMu sync.Mutex
 	drawn   [256]time.Time
 	frames  int64
+	encoded int64
+	start   time.Time // the picture clock's start
 	// The RTP time and wall-clock time of the last video packet sent,
 	// for the sender reports of sound.
 	lastTS  uint32
@@ -139,6 +144,7 @@ func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
 		c.closeAudio()
 		return nil, err
 	}
+	c.start = time.Now()
 	c.wg.Add(2)
 	go c.relay()
 	go c.clock()
@@ -184,11 +190,14 @@ func (c *StampCamera) startEncoder() error {
 func (c *StampCamera) URL() string { return "rtsp://" + c.addr + "/stamp" }
 
 // clock writes a stamped picture to the encoder every frame interval
-// until Close. Picture k is stamped with the time it is due, start + k
-// frame intervals, and so is its RTP timestamp (the encoder numbers the
-// pictures it is given): pictures a loaded machine writes late are
-// written at once, in a burst, keeping the camera's media clock true to
-// the wall clock, as a camera's capture clock is.
+// until Close, as a camera captures: the picture of slot k is stamped
+// with the time it is due, start + k frame intervals, and so is its RTP
+// timestamp (relay). Slots a loaded machine misses are not made up, and a
+// picture is dropped while the encoder is more than maxEncoderBacklog
+// pictures behind: a camera whose encoder cannot keep up sends fewer
+// frames, never older and older ones. (Pictures written in a burst to an
+// encoder slower than real time made the video arrive later and later
+// while the sound came on time: 45 ms more a second on a loaded machine.)
 func (c *StampCamera) clock() {
 	defer c.wg.Done()
 	w, h := c.cfg.Width, c.cfg.Height
@@ -199,29 +208,35 @@ func (c *StampCamera) clock() {
 	interval := time.Second / time.Duration(c.cfg.FPS)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	start := time.Now()
 	for k := int64(0); ; {
 		select {
 		case <-c.quit:
 			return
 		case now := <-tick.C:
-			for ; ; k++ {
-				at := start.Add(time.Duration(k) * interval)
-				if at.After(now) {
-					break
-				}
-				DrawStamp(pic[:w*h], w, at)
-				c.drawnMu.Lock()
-				c.drawn[k%int64(len(c.drawn))] = at
-				c.frames = k + 1
-				c.drawnMu.Unlock()
-				if _, err := c.stdin.Write(pic); err != nil {
-					return
-				}
+			k = max(k, int64(now.Sub(c.start)/interval))
+			at := c.start.Add(time.Duration(k) * interval)
+			k++
+			c.drawnMu.Lock()
+			behind := c.frames - c.encoded
+			c.drawnMu.Unlock()
+			if behind > maxEncoderBacklog {
+				continue
+			}
+			DrawStamp(pic[:w*h], w, at)
+			c.drawnMu.Lock()
+			c.drawn[c.frames%int64(len(c.drawn))] = at
+			c.frames++
+			c.drawnMu.Unlock()
+			if _, err := c.stdin.Write(pic); err != nil {
+				return
 			}
 		}
 	}
 }
+
+// maxEncoderBacklog is how many pictures the encoder may have been given
+// and not sent yet before the camera drops pictures.
+const maxEncoderBacklog = 3
 
 // relay hands the encoder's RTP packets to the RTSP readers.
 func (c *StampCamera) relay() {
@@ -244,7 +259,10 @@ func (c *StampCamera) relay() {
 		if !started {
 			ts0, started = p.Timestamp, true
 		}
+		// The encoder numbers its pictures; the RTP timestamp is the
+		// instant the picture was drawn.
 		ntp := c.drawnAt(int64((p.Timestamp - ts0) / step))
+		p.Timestamp = ts0 + uint32(ntp.Sub(c.start)*90000/time.Second)
 		c.drawnMu.Lock()
 		c.lastTS, c.lastNTP = p.Timestamp, ntp
 		c.drawnMu.Unlock()
@@ -253,10 +271,12 @@ func (c *StampCamera) relay() {
 }
 
 // drawnAt returns the time picture k was drawn (the encoder numbers its
-// pictures from 0 at the input's rate), or now when it is no longer known.
+// pictures from 0 at the input's rate), or now when it is no longer known,
+// and notes that the encoder sent picture k.
 func (c *StampCamera) drawnAt(k int64) time.Time {
 	c.drawnMu.Lock()
 	defer c.drawnMu.Unlock()
+	c.encoded = max(c.encoded, k+1)
 	if k < c.frames && k >= c.frames-int64(len(c.drawn)) {
 		return c.drawn[k%int64(len(c.drawn))]
 	}

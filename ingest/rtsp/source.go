@@ -341,6 +341,11 @@ type reader struct {
 	clockMu sync.Mutex
 	times   timeline     // RTP timestamps → one time axis
 	clock   ingest.Clock // that axis → local clock (jumps, rate)
+	// The track other than the video whose arrivals witness the camera's
+	// clock rate (ingest.Clock.Other), 0 before one; and the moves of the
+	// timeline's other tracks the clock was told of.
+	witness int
+	moves   int
 }
 
 func (r *reader) idleFor() time.Duration {
@@ -379,15 +384,29 @@ func (r *reader) videoTimes(pts, dts int64, now time.Time) (opts, odts time.Dura
 }
 
 // otherTime maps a timestamp of another track, whose clock runs at rate,
-// with the video's mapping. Before the first video frame it reports ok
-// false.
+// with the video's mapping. The first such track's arrivals are the
+// clock's second witness of the camera's rate (ingest.Clock.Other). Before
+// the first video frame it reports ok false.
 func (r *reader) otherTime(idx int, ts uint32, rate int, now time.Time) (time.Duration, time.Time, bool) {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
 	if !r.clock.Started() || !r.times.started() {
 		return 0, time.Time{}, false
 	}
-	o := r.clock.Map(ticksToDuration(r.times.otherTicks(idx, ts, rate, now), rate))
+	pts := ticksToDuration(r.times.otherTicks(idx, ts, rate, now), rate)
+	if r.witness == 0 {
+		r.witness = idx
+	}
+	if r.times.moves != r.moves {
+		r.moves = r.times.moves
+		r.clock.OtherMoved(now)
+	}
+	var o time.Duration
+	if idx == r.witness {
+		o = r.clock.Other(pts, now)
+	} else {
+		o = r.clock.Map(pts)
+	}
 	return o, r.clock.Wall(o), true
 }
 

@@ -61,9 +61,11 @@ func (u *unwrapper) frame() int64 {
 // delayed frame arrived as late as the video's: a sender that gathers
 // several audio frames into one packet sends it when its last frame is
 // complete, the first one that long late. When the reports of both tracks
-// arrive, the track moves once to where they place it (within
-// maxReportShift; a camera whose reports disagree by more is left on
-// arrival times).
+// arrive, the track moves once to where they place it, as soon as that
+// is within maxReportShift of where arrival times place it then (a video
+// that starts seconds late and catches up, its encoder slow at first,
+// places it by arrival seconds early until it caught up; a camera whose
+// reports disagree by more for good is left on arrival times).
 type timeline struct {
 	video *unwrapper
 
@@ -74,12 +76,16 @@ type timeline struct {
 
 	others  map[int]*otherTrack
 	reports map[int]senderReport // by track
+
+	// moves counts the moves of other tracks (placement by sender reports
+	// or by arrival) on the axis.
+	moves int
 }
 
 // otherTrack is a track other than the video.
 type otherTrack struct {
 	u      *unwrapper
-	synced bool // placed by sender reports, or given up on them
+	synced bool // placed by sender reports
 
 	// Placement by arrival: in its first placeWindow, the least delay of
 	// a frame (its arrival less its time on the axis, ns), and whether
@@ -99,9 +105,9 @@ type senderReport struct {
 	rtp uint32 // the track's RTP time at that instant
 }
 
-// maxReportShift bounds the move of a track to where sender reports place
-// it, away from where arrival times did: a camera whose reports are off
-// by more (tracks stamped from different clocks) is left on arrival times.
+// maxReportShift bounds how far sender reports may place a track from
+// where arrival times place it: a camera whose reports are off by more
+// (tracks stamped from different clocks) is left on arrival times.
 const maxReportShift = 3 * time.Second
 
 // videoTicks unwraps a video timestamp.
@@ -170,11 +176,17 @@ func (t *timeline) otherTicks(idx int, ts uint32, rate int, now time.Time) int64
 		ticks = o.u.next(ts)
 	}
 	if !o.synced {
+		// Where arrival times place this packet now: as late as the
+		// least delayed video frame so far, which falls when a video
+		// that started late catches up (its encoder slow at first).
+		arrival := durationToTicks(time.Duration(now.UnixNano()-t.leastDelay), rate)
 		if r, ok := t.reported(idx, ts, rate); ok {
-			o.synced = true
-			if d := r - ticks; ticksToDuration(max(d, -d), rate) <= maxReportShift {
-				o.u.shift(d)
-				o.placed = true
+			if d := r - arrival; ticksToDuration(max(d, -d), rate) <= maxReportShift {
+				o.synced, o.placed = true, true
+				if r != ticks {
+					o.u.shift(r - ticks)
+					t.moves++
+				}
 				return r
 			}
 		}
@@ -186,6 +198,7 @@ func (t *timeline) otherTicks(idx int, ts uint32, rate int, now time.Time) int64
 			if d := time.Duration(o.least - t.leastDelay); d < -minPlaceShift || d > minPlaceShift {
 				o.u.shift(durationToTicks(d, rate))
 				ticks += durationToTicks(d, rate)
+				t.moves++
 			}
 		}
 	}
