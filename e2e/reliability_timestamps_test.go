@@ -75,7 +75,7 @@ func TestTimestampFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := time.Now().Add(10 * time.Second)
-	if until := started.Add(38 * time.Second); until.After(end) {
+	if until := started.Add(45 * time.Second); until.After(end) {
 		end = until
 	}
 	testenv.WaitFor(t, time.Until(end)+60*time.Second, "segments after the faults", func() bool {
