@@ -60,7 +60,7 @@ run: deps-apt build
 ## alone: make test-go (every package), make test-race, make lint,
 ## make test-alone. README, Time of make test's tests.
 test: deps
-	@$(MAKE) --no-print-directory -j2 --output-sync=line test-beside race-lint-beside
+	@$(MAKE) --no-print-directory -j2 test-beside race-lint-beside
 	@$(MAKE) --no-print-directory test-alone
 
 # The packages test-beside runs: all but RACE_PKGS.
