@@ -35,12 +35,16 @@ TEST_PARALLEL ?= 4
 # detector (only there: the race pass runs every test of theirs).
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
 # End-to-end tests that hold frames to the wall clock, measure latency or
-# lip sync, or watch this process's heap: make test runs them last, alone
-# on the machine (test-alone), and the other tests without them.
-E2E_ALONE    := ^(TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestWebRTCAudioInChromium|TestRTMPAttack|TestTimestampFaults|TestInteropMatrix)$$
+# lip sync, or watch this process's heap: make test runs them after the
+# others, in two processes (the heavy RTMP attack beside the Chromium
+# latency and lip-sync tests, the timestamp faults beside the interop
+# matrix), and the other tests without them.
+E2E_ALONE_A  := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium)$$
+E2E_ALONE_B  := ^(TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
+E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-go test-beside race-lint-beside test-alone test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-e2e test-units race-units-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -51,26 +55,35 @@ build: deps-npm
 run: deps-apt build
 	./bin/vigia serve $(RUN_ARGS)
 
-## test: install what is missing, then three passes:
-##  1. every package not in RACE_PKGS (the e2e tests but E2E_ALONE), and
-##     beside it, at a lower priority, the race pass over RACE_PKGS, then
-##     lint (go vet once the tests have compiled, staticcheck);
-##  2. the E2E_ALONE tests, alone on the machine.
-## go test's own vet pass is off: lint runs go vet's full set. Each pass
+## test: install what is missing, then two phases, each of two parts side
+## by side (the second of each at a lower priority, in the CPU time the
+## first, mostly waiting, leaves):
+##  1. the e2e tests but E2E_ALONE (test-e2e) | the race pass over
+##     RACE_PKGS, then the other packages (test-units);
+##  2. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b) |
+##     lint (go vet, staticcheck), at the lowest priority.
+## Every package's tests run once: RACE_PKGS only under the race detector.
+## go test's own vet pass is off: lint runs go vet's full set. Each part
 ## alone: make test-go (every package), make test-race, make lint,
 ## make test-alone. README, Time of make test's tests.
 test: deps
-	@$(MAKE) --no-print-directory -j2 test-beside race-lint-beside
-	@$(MAKE) --no-print-directory test-alone
+	@$(MAKE) --no-print-directory -j2 test-e2e race-units-beside
+	@$(MAKE) --no-print-directory -j3 test-alone-a test-alone-b lint-beside
 
-# The packages test-beside runs: all but RACE_PKGS.
-GO_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
+# The packages test-units runs: all but RACE_PKGS and e2e.
+UNIT_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS) ./e2e),$(shell $(GO) list ./...))
 
-test-beside:
-	@$(MAKE) --no-print-directory test-go PKGS='$(GO_PKGS)' TEST_SKIP='$(E2E_ALONE)'
+test-e2e:
+	@$(MAKE) --no-print-directory test-go PKGS=./e2e TEST_SKIP='$(E2E_ALONE)'
 
-race-lint-beside:
-	@nice -n 15 $(MAKE) --no-print-directory test-race lint
+test-units:
+	@$(MAKE) --no-print-directory test-go PKGS='$(UNIT_PKGS)'
+
+race-units-beside:
+	@nice -n 15 $(MAKE) --no-print-directory test-race test-units
+
+lint-beside:
+	@nice -n 19 $(MAKE) --no-print-directory lint
 
 # PKGS: the packages test-go runs; TEST_SKIP: tests it leaves out.
 PKGS ?= ./...
@@ -79,8 +92,16 @@ test-go:
 	@[ -n "$(VIGIA_MEDIAMTX)" ] || echo "MediaMTX cells of the interop matrix will not run: no $(PEERS_DIR)/mediamtx.xz and VIGIA_MEDIAMTX unset"
 	$(GO) test -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
 
+# The E2E_ALONE tests, in two test processes side by side (each test
+# watches its own process's heap); test-alone runs them one by one.
 test-alone:
 	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE)' ./e2e
+
+test-alone-a:
+	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_A)' ./e2e
+
+test-alone-b:
+	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_B)' ./e2e
 
 test-race:
 	$(GO) test -race -count=1 -vet=off -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
