@@ -261,7 +261,8 @@ func TestAudioFFmpeg(t *testing.T) {
 
 // TestAudioPlaysInChromium: a recorded segment of a G.711 camera plays in
 // headless Chromium with its audio decoded, and so does the camera's live
-// stream in the player page (hls.js).
+// stream in the player page (hls.js), whose Sound button, shown once
+// there is sound, turns it on and off.
 func TestAudioPlaysInChromium(t *testing.T) {
 	t.Parallel()
 	if !player.HasBundle() {
@@ -326,5 +327,26 @@ func TestAudioPlaysInChromium(t *testing.T) {
 			return state.Time >= 1 && state.Audio > 0
 		})
 		t.Logf("%s: %.1f s played, %.0f bytes of audio decoded", page, state.Time, state.Audio)
+	}
+	// The player starts muted and shows its Sound button once the stream
+	// has sound; a click (a real mouse event, the gesture browsers ask
+	// for) turns the sound on, another off.
+	sound := func() (s struct {
+		Hidden bool   `json:"hidden"`
+		Muted  bool   `json:"muted"`
+		State  string `json:"state"`
+	}) {
+		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(`({hidden: document.getElementById('sound').hidden,
+			muted: document.getElementById('video').muted, state: document.body.dataset.sound || ''})`, &s)); err != nil {
+			t.Fatalf("read the sound button: %v", err)
+		}
+		return s
+	}
+	testenv.WaitFor(t, 10*time.Second, "the Sound button shown", func() bool { s := sound(); return !s.Hidden && s.Muted && s.State == "off" })
+	for _, want := range []string{"on", "off"} {
+		if err := chromedp.Run(b.Ctx, chromedp.Click("#sound", chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		testenv.WaitFor(t, 5*time.Second, "sound "+want, func() bool { s := sound(); return s.State == want && s.Muted == (want == "off") })
 	}
 }

@@ -586,6 +586,32 @@
     if (document.fullscreenElement) { document.exitFullscreen(); } else if (el.requestFullscreen) { el.requestFullscreen(); }
   });
 
+  // ---- sound ----
+  // The page starts muted (browsers autoplay only muted video); the Sound
+  // button, shown once the stream has sound (a WebRTC audio track, or
+  // audio decoded from HLS), turns it on and off: a click is the user's
+  // gesture browsers ask for. body.dataset.sound is "off" or "on".
+  function hasSound() {
+    var s = video.srcObject;
+    if (s && s.getAudioTracks) { return s.getAudioTracks().length > 0; }
+    if (video.audioTracks && video.audioTracks.length > 0) { return true; }
+    return video.mozHasAudio === true || video.webkitAudioDecodedByteCount > 0;
+  }
+  function showSound() {
+    var b = $('sound');
+    b.textContent = video.muted ? 'Sound off' : 'Sound on';
+    b.setAttribute('aria-pressed', video.muted ? 'false' : 'true');
+    body.dataset.sound = video.muted ? 'off' : 'on';
+    if (b.hidden && hasSound()) { b.hidden = false; }
+  }
+  $('sound').addEventListener('click', function () {
+    video.muted = !video.muted;
+    if (!video.muted) { play(); }
+  });
+  video.addEventListener('volumechange', showSound);
+  video.addEventListener('playing', showSound);
+  setInterval(function () { if ($('sound').hidden) { showSound(); } }, 1000);
+
   // ---- downloadable videos ----
   // The Videos button lists the camera's ready downloadable videos (from
   // cfg.videosUrl), each linked with its signed manifest, the manifest's
