@@ -44,7 +44,7 @@ E2E_ALONE_B  := ^(TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTime
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-go test-e2e test-units race-units-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-first race-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -58,8 +58,8 @@ run: deps-apt build
 ## test: install what is missing, then two phases, each of two parts side
 ## by side (the second of each at a lower priority, in the CPU time the
 ## first, mostly waiting, leaves):
-##  1. the e2e tests but E2E_ALONE (test-e2e) | the race pass over
-##     RACE_PKGS, then the other packages (test-units);
+##  1. every package not in RACE_PKGS, the e2e package first and without
+##     E2E_ALONE (test-first) | the race pass over RACE_PKGS;
 ##  2. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b) |
 ##     lint (go vet, staticcheck), at the lowest priority.
 ## Every package's tests run once: RACE_PKGS only under the race detector.
@@ -67,20 +67,18 @@ run: deps-apt build
 ## alone: make test-go (every package), make test-race, make lint,
 ## make test-alone. README, Time of make test's tests.
 test: deps
-	@$(MAKE) --no-print-directory -j2 test-e2e race-units-beside
+	@$(MAKE) --no-print-directory -j2 test-first race-beside
 	@$(MAKE) --no-print-directory -j3 test-alone-a test-alone-b lint-beside
 
-# The packages test-units runs: all but RACE_PKGS and e2e.
-UNIT_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS) ./e2e),$(shell $(GO) list ./...))
+# The packages test-first runs: ./e2e first (go test builds and starts it
+# first), then all but RACE_PKGS.
+FIRST_PKGS = ./e2e $(filter-out $(shell $(GO) list $(RACE_PKGS) ./e2e),$(shell $(GO) list ./...))
 
-test-e2e:
-	@$(MAKE) --no-print-directory test-go PKGS=./e2e TEST_SKIP='$(E2E_ALONE)'
+test-first:
+	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)'
 
-test-units:
-	@$(MAKE) --no-print-directory test-go PKGS='$(UNIT_PKGS)'
-
-race-units-beside:
-	@nice -n 15 $(MAKE) --no-print-directory test-race test-units
+race-beside:
+	@nice -n 15 $(MAKE) --no-print-directory test-race
 
 lint-beside:
 	@nice -n 19 $(MAKE) --no-print-directory lint
