@@ -74,7 +74,7 @@ func TestStampCameraSound(t *testing.T) {
 			defer c.Close()
 			const rate = 16000
 			out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-rtsp_transport", "tcp", "-allowed_media_types", "audio", "-i", c.URL(),
-				"-t", "3.5", "-vn", "-f", "s16le", "-ac", "1", "-ar", strconv.Itoa(rate), "pipe:1").Output()
+				"-t", "4.5", "-vn", "-f", "s16le", "-ac", "1", "-ar", strconv.Itoa(rate), "pipe:1").Output()
 			if err != nil {
 				t.Fatalf("ffmpeg: %v", err)
 			}
@@ -99,15 +99,17 @@ func TestStampCameraSound(t *testing.T) {
 				}
 				loud = l
 			}
-			if len(starts) > 0 && starts[0] == 0 {
-				// A beep under way when the sound began.
+			// Judged from the first beep that starts a second into the
+			// sound: FFmpeg's first packets, while it finds the stream's
+			// parameters on a loaded machine, lost 20 ms of one once.
+			for len(starts) > 0 && starts[0] < rate {
 				starts = starts[1:]
 				if len(ends) > 0 {
 					ends = ends[1:]
 				}
 			}
 			if len(ends) < 2 {
-				t.Fatalf("%d whole beeps in 3.5 s of sound, want at least 2", len(ends))
+				t.Fatalf("%d whole beeps in the last 3.5 s of 4.5 s of sound, want at least 2", len(ends))
 			}
 			for i := 0; i+1 < len(starts) && i < len(ends); i++ {
 				length := time.Duration(ends[i]-starts[i]) * time.Second / rate
