@@ -94,8 +94,8 @@ func TestRestarts(t *testing.T) {
 		}
 		pulled(t, cam, 2)
 		s.stop() // the node stops: nothing published yet
-		if n := len(s.got()); n != 0 {
-			t.Fatalf("%d events before the end", n)
+		if ev := s.got(); len(ev) != 0 {
+			t.Fatalf("%d events before the end: %+v", len(ev), ev)
 		}
 		s2 := subscribe(cam, &onvif.Joiner{})
 		defer s2.stop()
