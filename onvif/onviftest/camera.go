@@ -408,26 +408,22 @@ func (c *Camera) createSubscription(env *onvif.Envelope, op string, data map[str
 	c.nextID++
 	id := strconv.Itoa(c.nextID)
 	s := &subscription{id: id, wake: make(chan struct{}, 1), expires: time.Now().Add(term), consumer: consumer}
+	// The camera replays its current states first, then what changes: the
+	// replay is queued with the subscription made, under one lock, so that
+	// a change (Set) comes after it.
+	for _, k := range v.Kinds {
+		msg, err := c.notification(k, onvif.OpInitialized, c.states[k])
+		if err != nil {
+			continue
+		}
+		s.push(msg)
+	}
 	c.subs[id] = s
 	if consumer != "" {
 		c.senders.Add(1)
 		go c.send(s)
 	}
-	states := make(map[string]bool, len(v.Kinds))
-	for _, k := range v.Kinds {
-		states[k] = c.states[k]
-	}
 	c.mu.Unlock()
-	// The camera replays its current states.
-	for _, k := range v.Kinds {
-		msg, err := c.notification(k, onvif.OpInitialized, states[k])
-		if err != nil {
-			continue
-		}
-		c.mu.Lock()
-		s.push(msg)
-		c.mu.Unlock()
-	}
 	addr := c.Base + "/onvif/subscription/" + id
 	switch {
 	case v.ReferenceParameters:
