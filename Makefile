@@ -36,11 +36,10 @@ TEST_PARALLEL ?= 4
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
 # End-to-end tests that hold frames to the wall clock, measure latency or
 # lip sync, or watch this process's heap: make test runs them after the
-# others, in two processes (the heavy RTMP attack beside the Chromium
-# latency and lip-sync tests, the timestamp faults beside the interop
-# matrix), and the other tests without them.
-E2E_ALONE_A  := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium)$$
-E2E_ALONE_B  := ^(TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
+# others, in two processes side by side (about two minutes each), and the
+# other tests without them.
+E2E_ALONE_A  := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestH265TranscodedLatencyInChromium)$$
+E2E_ALONE_B  := ^(TestInteropMatrix|TestTimestampFaults|TestLiveLatencyInChromium)$$
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 

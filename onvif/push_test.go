@@ -56,8 +56,8 @@ func TestPush(t *testing.T) {
 				// Renewed every 3 s: a renewal late by up to 3 s on a
 				// loaded machine (or under -race) still finds the
 				// subscription open.
-				Termination:   6 * time.Second,
-				OnEvent:       func(e onvif.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() },
+				Termination: 6 * time.Second,
+				OnEvent:     func(e onvif.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() },
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

@@ -48,8 +48,8 @@ func TestStampCameraSlowEncoder(t *testing.T) {
 		t.Fatal(err)
 	}
 	tcp := gortsplib.TransportTCP
-	cl := &gortsplib.Client{Transport: &tcp}
-	if err := cl.Start(u.Scheme, u.Host); err != nil {
+	cl := &gortsplib.Client{Scheme: u.Scheme, Host: u.Host, Transport: &tcp}
+	if err := cl.Start2(); err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
