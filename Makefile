@@ -43,7 +43,7 @@ E2E_ALONE_B  := ^(TestInteropMatrix|TestTimestampFaults|TestLiveLatencyInChromiu
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-go test-first race-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-first lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -54,20 +54,20 @@ build: deps-npm
 run: deps-apt build
 	./bin/vigia serve $(RUN_ARGS)
 
-## test: install what is missing, then two phases, each of two parts side
-## by side (the second of each at a lower priority, in the CPU time the
-## first, mostly waiting, leaves):
+## test: install what is missing, then three phases:
 ##  1. every package not in RACE_PKGS, the e2e package first and without
-##     E2E_ALONE (test-first) | the race pass over RACE_PKGS;
-##  2. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b) |
-##     lint (go vet, staticcheck), at the lowest priority.
+##     E2E_ALONE (test-first);
+##  2. the race pass over RACE_PKGS, beside it lint (go vet, staticcheck)
+##     at the lowest priority;
+##  3. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b).
 ## Every package's tests run once: RACE_PKGS only under the race detector.
 ## go test's own vet pass is off: lint runs go vet's full set. Each part
 ## alone: make test-go (every package), make test-race, make lint,
 ## make test-alone. README, Time of make test's tests.
 test: deps
-	@$(MAKE) --no-print-directory -j2 test-first race-beside
-	@$(MAKE) --no-print-directory -j3 test-alone-a test-alone-b lint-beside
+	@$(MAKE) --no-print-directory test-first
+	@$(MAKE) --no-print-directory -j2 test-race lint-beside
+	@$(MAKE) --no-print-directory -j2 test-alone-a test-alone-b
 
 # The packages test-first runs: ./e2e first (go test builds and starts it
 # first), then all but RACE_PKGS.
@@ -75,9 +75,6 @@ FIRST_PKGS = ./e2e $(filter-out $(shell $(GO) list $(RACE_PKGS) ./e2e),$(shell $
 
 test-first:
 	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)'
-
-race-beside:
-	@nice -n 15 $(MAKE) --no-print-directory test-race
 
 lint-beside:
 	@nice -n 19 $(MAKE) --no-print-directory lint

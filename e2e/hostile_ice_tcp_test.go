@@ -32,7 +32,7 @@ func freeTCPAddr(t *testing.T) string {
 
 // heldOn returns how many TCP connections accepted on addr's port are
 // still open on the accepting side (established, or closed by the peer
-// and not yet by the node: each holds a descriptor), from the kernel's
+// and not yet by the node, and accepted: each holds a descriptor), from the kernel's
 // table (/proc/self/net/tcp, IPv4). Unlike the process's descriptors, it
 // counts the node's listener only, whatever the other tests running in
 // this process hold.
@@ -50,8 +50,10 @@ func heldOn(t *testing.T, addr string) int {
 	n := 0
 	for _, line := range strings.Split(string(b), "\n")[1:] {
 		f := strings.Fields(line)
-		// local_address rem_address st: 01 established, 08 close wait.
-		if len(f) > 3 && strings.HasSuffix(f[1], want) && (f[3] == "01" || f[3] == "08") {
+		// local_address rem_address st (01 established, 08 close wait)
+		// ... inode: 0 while in the listener's backlog, not accepted
+		// yet (no descriptor).
+		if len(f) > 9 && strings.HasSuffix(f[1], want) && (f[3] == "01" || f[3] == "08") && f[9] != "0" {
 			n++
 		}
 	}
