@@ -28,6 +28,11 @@ const (
 	// retryDelay is the wait before a job that failed for a transient
 	// reason (storage unreachable) is delivered again.
 	retryDelay = 10 * time.Second
+	// A job whose state is not found is delivered again after
+	// unseenDelay, up to unseenDeliveries times, before it is taken for
+	// removed.
+	unseenDelay      = time.Second
+	unseenDeliveries = 4
 	// expireEvery is the time between two passes over expired videos.
 	expireEvery = time.Hour
 )
@@ -189,6 +194,14 @@ func (s *Service) handle(ctx context.Context, msg *bus.JobMsg) {
 	log := s.cfg.Log.With(zap.Int64("job", job.ID), zap.String("camera", job.Camera))
 	st, rev, err := getState(ctx, s.cfg.Bus, job.ID)
 	switch {
+	case errors.Is(err, ErrJobNotFound) && msg.Delivered() < unseenDeliveries:
+		// The state is written before the job is queued, but a server
+		// that has not caught up yet (a KV read may be answered by any
+		// replica, as after a server restarted) may not have it: look
+		// again shortly rather than drop the job.
+		log.Info("export job's state not found yet; looking again", zap.Uint64("delivery", msg.Delivered()))
+		_ = msg.Nak(unseenDelay)
+		return
 	case errors.Is(err, ErrJobNotFound):
 		log.Info("export job removed before it ran")
 		_ = msg.Ack()

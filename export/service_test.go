@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -206,5 +207,40 @@ func TestJobSurvivesKilledNode(t *testing.T) {
 	}
 	if _, err := st.Stat(ctx, VideoKey(7)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestJobStateSeenLate: a job delivered before its state can be read (a
+// server not caught up yet answered the read) is looked at again, not
+// dropped: here the state is written 1.5 s after the job is queued, and
+// the job is made.
+func TestJobStateSeenLate(t *testing.T) {
+	st, err := fs.New(t.TempDir(), fs.Options{BaseURL: "http://127.0.0.1:1/media", Secret: []byte("0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, st, "7", "h264", true, 20*time.Second, recRun{t0, 40 * time.Second})
+	b := openBus(t, "")
+	s := startService(t, ServiceConfig{Bus: b, Store: st, Node: "a"})
+	ctx := context.Background()
+	job := Job{ID: 43, Camera: "7", StartMs: t0.Add(5 * time.Second).UnixMilli(), EndMs: t0.Add(25 * time.Second).UnixMilli()}
+	msg, err := json.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PublishExportJob(ctx, "export-"+stateKey(job.ID), msg); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the state written late, on purpose
+	now := time.Now().UTC()
+	data, err := json.Marshal(State{Job: job, Status: StatusMaking, Key: VideoKey(job.ID), Created: now, Updated: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.KVCreate(ctx, bus.BucketExports, stateKey(job.ID), data); err != nil {
+		t.Fatal(err)
+	}
+	if done := waitState(t, s.Jobs(), job.ID, "job 43 done", func(s State) bool { return s.Status != StatusMaking }); done.Status != StatusDone {
+		t.Fatalf("state %+v, want done", done)
 	}
 }
