@@ -58,6 +58,7 @@ func (n *rtcNode) fetch(t *testing.T, camera, file string) (int, string) {
 // nobody asked for the rendition within the idle timeout, which makes
 // room for another camera; a node that does not transcode answers 406.
 func TestLLHLSInH264(t *testing.T) {
+	t.Parallel()
 	n := newHLSNode(t, 6*time.Second, WebRTCConfig{TranscodeMax: 1})
 	n.playH265(t, "cam")
 	n.playH265(t, "cam2")

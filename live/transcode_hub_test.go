@@ -29,6 +29,7 @@ func (n *rtcNode) playH265(t *testing.T, camera string) {
 // transcoder stops when the camera's last viewer leaves. A viewer
 // offering H.265 gets it untouched, without a transcoder.
 func TestWebRTCTranscodesH265(t *testing.T) {
+	t.Parallel()
 	n := newRTCNode(t, WebRTCConfig{TranscodeMax: 1})
 	n.playH265(t, "cam")
 	n.playH265(t, "cam2")

@@ -50,6 +50,7 @@ func received(pc net.PacketConn, until time.Time) int {
 // It sends no STUN request to the loopback port in 5 s, and checks the
 // candidate on its network.
 func TestWebRTCRemoteCandidatesFiltered(t *testing.T) {
+	t.Parallel()
 	name, ip := hostInterface(t)
 	n := newRTCNode(t, WebRTCConfig{Interfaces: []string{name}})
 	n.playH264(t, "cam")

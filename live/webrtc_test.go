@@ -57,6 +57,7 @@ func sameNALUs(a, b [][]byte) bool {
 // mux, each frame batched (by UDP segmentation offload where the kernel
 // takes it) or each packet sent alone.
 func TestWebRTCPlays(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		codec   string
@@ -72,6 +73,7 @@ func TestWebRTCPlays(t *testing.T) {
 		{"h264 unbatched", synth.CodecH264, media.H264, false, WebRTCConfig{Unbatched: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			n := newRTCNode(t, tc.cfg)
 			c := n.s.Consumer()("cam")
 			defer c.Close()
@@ -131,6 +133,7 @@ func TestWebRTCPlays(t *testing.T) {
 // itself with every profile and DTLS cipher suite (the key it derives
 // from the handshake is the session's: the viewer decrypts them).
 func TestWebRTCSRTPProfile(t *testing.T) {
+	t.Parallel()
 	n := newRTCNode(t, WebRTCConfig{})
 	src := n.playH264(t, "cam")
 	for _, tc := range []struct {
@@ -148,6 +151,7 @@ func TestWebRTCSRTPProfile(t *testing.T) {
 		{"DTLS suite AES-256-CBC-SHA", nil, []dtls.CipherSuiteID{dtls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA}, "SRTP_AEAD_AES_128_GCM"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			api := clientAPIWith(t, media.H264, func(se *webrtc.SettingEngine) {
 				if len(tc.profiles) > 0 {
 					se.SetSRTPProtectionProfiles(tc.profiles...)
@@ -180,6 +184,7 @@ func TestWebRTCSRTPProfile(t *testing.T) {
 // TestWebRTCSealFallback checks that a session whose key the node gets
 // wrong is sent through pion instead, whole.
 func TestWebRTCSealFallback(t *testing.T) {
+	t.Parallel()
 	n := newRTCNode(t, WebRTCConfig{})
 	n.w.hookSecrets = func(d *dtlsSecrets) {
 		d.mu.Lock()
@@ -255,6 +260,7 @@ func TestWHEPRefusals(t *testing.T) {
 // unless a newer token renewed it (PATCH), when it is deleted, and when
 // the camera stops on the node.
 func TestWebRTCSessionEnds(t *testing.T) {
+	t.Parallel()
 	n := newRTCNode(t, WebRTCConfig{})
 	c := n.s.Consumer()("cam")
 	src := newSource(t, synth.CodecH264, true)
@@ -310,6 +316,7 @@ func TestWebRTCSessionEnds(t *testing.T) {
 // frames itself (counted) while another viewer of the camera gets every
 // frame, and that the pipeline's calls never wait for either.
 func TestWebRTCSlowViewer(t *testing.T) {
+	t.Parallel()
 	n := newRTCNode(t, WebRTCConfig{ViewerQueue: 8})
 	src := n.playH264(t, "cam")
 
@@ -370,6 +377,7 @@ func TestWebRTCSlowViewer(t *testing.T) {
 // through it), and public
 // addresses put in the candidates instead of the interfaces'.
 func TestWebRTCICEConfig(t *testing.T) {
+	t.Parallel()
 	n := newRTCNode(t, WebRTCConfig{UDPMuxAddr: "127.0.0.1:0", TCPMuxAddr: "127.0.0.1:0"})
 	src := n.playH264(t, "cam")
 	a := dial(t, n.whepURL("cam", time.Now().Add(time.Hour)), media.H264)
