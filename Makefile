@@ -29,21 +29,25 @@ TEST_TIMEOUT ?= 25m
 # How many tests marked t.Parallel run at once in one package (go test's
 # -parallel, which defaults to the number of cores). The end-to-end tests
 # spend most of their time waiting for segments, outages and reconnections,
-# not computing, so four run at once even on two cores.
-TEST_PARALLEL ?= 4
+# not computing, so six run at once even on two cores.
+TEST_PARALLEL ?= 6
 # Packages whose goroutines, locks and timers make test runs under the race
 # detector (only there: the race pass runs every test of theirs).
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
 # End-to-end tests that hold frames to the wall clock, measure latency or
 # lip sync, or watch this process's heap: make test runs them after the
-# others, in two processes side by side (about two minutes each), and the
-# other tests without them.
-E2E_ALONE_A  := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestH265TranscodedLatencyInChromium)$$
-E2E_ALONE_B  := ^(TestInteropMatrix|TestTimestampFaults|TestLiveLatencyInChromium)$$
+# others, in two processes side by side (about two minutes each: A holds
+# the lighter, B the peers and the flood), and the other tests without them.
+E2E_ALONE_A  := ^(TestWebRTCAudioInChromium|TestTimestampFaults)$$
+E2E_ALONE_B  := ^(TestRTMPAttack|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestLiveLatencyInChromium)$$
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
+# How many test binaries test-first runs at once (go test's -p): the e2e
+# package and two others, since most packages' tests wait on sockets and
+# timers more than they compute.
+TEST_P       ?= 3
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-go test-first lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-first race-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -54,19 +58,19 @@ build: deps-npm
 run: deps-apt build
 	./bin/vigia serve $(RUN_ARGS)
 
-## test: install what is missing, then three phases:
-##  1. every package not in RACE_PKGS, the e2e package first and without
-##     E2E_ALONE (test-first);
-##  2. the race pass over RACE_PKGS, beside it lint (go vet, staticcheck)
-##     at the lowest priority;
-##  3. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b).
+## test: install what is missing, then two phases:
+##  1. side by side: every package not in RACE_PKGS, the e2e package first
+##     and without E2E_ALONE (test-first); the race pass over RACE_PKGS,
+##     compiled at the lowest priority, run at the normal one as soon as it
+##     is built (race-beside); lint (go vet, staticcheck) at the lowest
+##     priority (lint-beside);
+##  2. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b).
 ## Every package's tests run once: RACE_PKGS only under the race detector.
 ## go test's own vet pass is off: lint runs go vet's full set. Each part
 ## alone: make test-go (every package), make test-race, make lint,
 ## make test-alone. README, Time of make test's tests.
 test: deps
-	@$(MAKE) --no-print-directory test-first
-	@$(MAKE) --no-print-directory -j2 test-race lint-beside
+	@$(MAKE) --no-print-directory -j3 test-first race-beside lint-beside
 	@$(MAKE) --no-print-directory -j2 test-alone-a test-alone-b
 
 # The packages test-first runs: ./e2e first (go test builds and starts it
@@ -74,7 +78,14 @@ test: deps
 FIRST_PKGS = ./e2e $(filter-out $(shell $(GO) list $(RACE_PKGS) ./e2e),$(shell $(GO) list ./...))
 
 test-first:
-	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)'
+	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)' GO_P=$(TEST_P)
+
+# The race pass's compilation takes only the CPU test-first leaves (its
+# tests wait more than they compute); the tests then run at the normal
+# priority. A build error shows in test-race's output.
+race-beside:
+	@nice -n 19 $(GO) test -race -count=1 -vet=off -run '^$$' $(RACE_PKGS) >/dev/null 2>&1 || true
+	@$(MAKE) --no-print-directory test-race
 
 lint-beside:
 	@nice -n 19 $(MAKE) --no-print-directory lint
@@ -84,7 +95,7 @@ PKGS ?= ./...
 TEST_SKIP ?=
 test-go:
 	@[ -n "$(VIGIA_MEDIAMTX)" ] || echo "MediaMTX cells of the interop matrix will not run: no $(PEERS_DIR)/mediamtx.xz and VIGIA_MEDIAMTX unset"
-	$(GO) test -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
+	$(GO) test -count=1 -vet=off $(if $(GO_P),-p $(GO_P)) -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
 
 # The E2E_ALONE tests, in two test processes side by side (each test
 # watches its own process's heap); test-alone runs them one by one.
@@ -98,7 +109,7 @@ test-alone-b:
 	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_B)' ./e2e
 
 test-race:
-	$(GO) test -race -count=1 -vet=off -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+	$(GO) test -race -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
 lint: deps-tools
 	$(GO) vet ./...
