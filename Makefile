@@ -29,8 +29,8 @@ TEST_TIMEOUT ?= 25m
 # How many tests marked t.Parallel run at once in one package (go test's
 # -parallel, which defaults to the number of cores). The end-to-end tests
 # spend most of their time waiting for segments, outages and reconnections,
-# not computing, so six run at once even on two cores.
-TEST_PARALLEL ?= 6
+# not computing, so four run at once even on two cores.
+TEST_PARALLEL ?= 4
 # Packages whose goroutines, locks and timers make test runs under the race
 # detector (only there: the race pass runs every test of theirs).
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
@@ -41,10 +41,6 @@ RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./m
 E2E_ALONE_A  := ^(TestWebRTCAudioInChromium|TestTimestampFaults)$$
 E2E_ALONE_B  := ^(TestRTMPAttack|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestLiveLatencyInChromium)$$
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
-# How many test binaries test-first runs at once (go test's -p): the e2e
-# package and two others, since most packages' tests wait on sockets and
-# timers more than they compute.
-TEST_P       ?= 3
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
 .PHONY: all build run test test-go test-first race-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
@@ -78,7 +74,7 @@ test: deps
 FIRST_PKGS = ./e2e $(filter-out $(shell $(GO) list $(RACE_PKGS) ./e2e),$(shell $(GO) list ./...))
 
 test-first:
-	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)' GO_P=$(TEST_P)
+	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)'
 
 # The race pass's compilation takes only the CPU test-first leaves (its
 # tests wait more than they compute); the tests then run at the normal
@@ -95,7 +91,7 @@ PKGS ?= ./...
 TEST_SKIP ?=
 test-go:
 	@[ -n "$(VIGIA_MEDIAMTX)" ] || echo "MediaMTX cells of the interop matrix will not run: no $(PEERS_DIR)/mediamtx.xz and VIGIA_MEDIAMTX unset"
-	$(GO) test -count=1 -vet=off $(if $(GO_P),-p $(GO_P)) -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
+	$(GO) test -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
 
 # The E2E_ALONE tests, in two test processes side by side (each test
 # watches its own process's heap); test-alone runs them one by one.
