@@ -24,15 +24,15 @@ import (
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/fs"
-	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/pgtest"
 )
 
 // pg is the PostgreSQL cluster the tests of this package share.
-var pg *testenv.PostgresServer
+var pg *pgtest.Server
 
 func TestMain(m *testing.M) {
 	var err error
-	pg, err = testenv.StartPostgres()
+	pg, err = pgtest.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -17,7 +17,7 @@ import (
 	"github.com/vigia/vigia/export"
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
-	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestPlayerLinksVideoManifest: in Chromium, the camera player's Videos
@@ -57,7 +57,7 @@ func TestPlayerLinksVideoManifest(t *testing.T) {
 	id := video(cam, "the bytes of the downloadable video")
 	video(other, "another camera's video")
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	page := e.http.URL + "/api/camera/" + strconv.FormatInt(cam, 10) + "/player?token=" + tok
 	ctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
 	defer cancel()

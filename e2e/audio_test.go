@@ -20,6 +20,7 @@ import (
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // Cameras with sound on whose audio is G.711 or Opus are recorded with
@@ -302,7 +303,7 @@ func TestAudioPlaysInChromium(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	for _, page := range []string{"/segment", "/player?ts=0"} {
 		if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+page)); err != nil {
 			t.Fatal(err)

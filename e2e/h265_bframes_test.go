@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/vigia/vigia/live/transcode"
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestH265BFramesFromMediaMTXInChromium: an H.265 camera with B-frames,
@@ -32,11 +31,13 @@ func TestH265BFramesFromMediaMTXInChromium(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	clip := filepath.Join(t.TempDir(), "h265-b.mkv")
-	args := append([]string{"-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=15", "-t", "90"},
-		x265(3, "")...)
-	if out, err := exec.Command("ffmpeg", append(args, "-pix_fmt", "yuv420p", clip)...).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	// 90 s of H.265 with B-frames, encoded once and kept in the clip cache.
+	args := append([]string{"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=15", "-t", "90"}, x265(3, "")...)
+	clip, err := newClipCache(t).cached(fmt.Sprint(args), "h265-b-90s", ".mkv", func(out string) error {
+		return ffmpegRun(append(args, "-pix_fmt", "yuv420p", out)...)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	mtx := startMediaMTX(t)
 	publish(t, clip, mtx.rtsp+"/cam", "-f", "rtsp", "-rtsp_transport", "tcp")
@@ -83,7 +84,7 @@ func TestH265BFramesFromMediaMTXInChromium(t *testing.T) {
 	t.Cleanup(srv.Close)
 	segs := waitSegments(t, st, "cam", 4, 60*time.Second)
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	type state struct {
 		Transport string  `json:"transport"`
 		Rendition string  `json:"rendition"`

@@ -12,6 +12,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestH265TranscodeBudgetKeepsRecording: a node transcoding its whole
@@ -52,7 +53,7 @@ func TestH265TranscodeBudgetKeepsRecording(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	for _, id := range ids {
-		b := testenv.Chromium(t)
+		b := headless.Chromium(t)
 		if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+"/player/"+id)); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestH265TranscodedLatencyInChromium measures, in headless Chromium over
@@ -54,7 +55,7 @@ func TestH265TranscodedLatencyInChromium(t *testing.T) {
 	waitSegments(t, st, synth.CodecH264, 1, 60*time.Second)
 	waitSegments(t, st, synth.CodecH265, 1, 60*time.Second)
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	eval := func(js string, out any) {
 		t.Helper()
 		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(js, out)); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestH265LiveHLSInH264InChromium: on a node with WebRTC off (live video
@@ -61,7 +62,7 @@ func TestH265LiveHLSInH264InChromium(t *testing.T) {
 		Time      float64 `json:"time"`
 		HEVC      bool    `json:"hevc"`
 	}
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	for _, tc := range []struct {
 		camera     string
 		transcodes float64

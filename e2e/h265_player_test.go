@@ -17,6 +17,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // unplayableState is what the H.265 tests read of the page.
@@ -75,7 +76,7 @@ func TestH265UnplayableSaysWhy(t *testing.T) {
 	t.Cleanup(srv.Close)
 	segs := waitSegments(t, st, "cam", 2, 60*time.Second)
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	for _, tc := range []struct {
 		name, query string
 	}{
@@ -111,7 +112,7 @@ func TestH265UnplayableSaysWhy(t *testing.T) {
 // assertMessageDrawn takes a screenshot of the player's stage and checks
 // the message box is drawn over the video: its area holds light text
 // pixels on its dark red background, where a black frame has none.
-func assertMessageDrawn(t *testing.T, b *testenv.Browser) {
+func assertMessageDrawn(t *testing.T, b *headless.Browser) {
 	t.Helper()
 	var shot []byte
 	if err := chromedp.Run(b.Ctx, chromedp.Screenshot("#unplayable", &shot, chromedp.ByID)); err != nil {
@@ -175,7 +176,7 @@ func TestH265LiveTranscodedInChromium(t *testing.T) {
 	t.Cleanup(srv.Close)
 	transcodes := func() float64 { return scrapeMetrics(t, a.URL()+"/metrics")["vigia_live_transcodes"] }
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	opened := time.Now()
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+"/player/cam")); err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestH265LiveTranscodedInChromium(t *testing.T) {
 		Reason    string  `json:"reason"`
 		Codec     string  `json:"codec"`
 	}
-	read := func(b *testenv.Browser) live {
+	read := func(b *headless.Browser) live {
 		var s live
 		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(`(() => { const v = document.getElementById('video');
   const tr = v.srcObject && v.srcObject.getVideoTracks()[0];
@@ -220,7 +221,7 @@ func TestH265LiveTranscodedInChromium(t *testing.T) {
 
 	// A second camera needing a transcode is past the bound: refused, and
 	// the page says why.
-	b2 := testenv.Chromium(t)
+	b2 := headless.Chromium(t)
 	if err := chromedp.Run(b2.Ctx, chromedp.Navigate(srv.URL+"/player/cam2")); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestH265RecordedInChromium: an H.265 camera's recordings play in
@@ -74,7 +75,7 @@ func TestH265RecordedInChromium(t *testing.T) {
 	t.Cleanup(srv.Close)
 	segs := waitSegments(t, st, "cam", 4, 90*time.Second)
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	page := fmt.Sprintf("%s/api/camera/cam/player?ts=%d&delay=0", srv.URL, segs[0].StartMs/1000+1)
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/vigia/vigia/config"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestH265CameraInSpecPlayer: an H.265 camera created through the API
@@ -66,7 +67,7 @@ func TestH265CameraInSpecPlayer(t *testing.T) {
 	})
 	started := time.Now()
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	type state struct {
 		Transport string  `json:"transport"`
 		Rendition string  `json:"rendition"`

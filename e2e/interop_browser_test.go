@@ -13,6 +13,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // playInChromium plays camera's recording from the start of seg in the
@@ -40,7 +41,7 @@ func playInChromium(t *testing.T, st storage.Store, camera string, seg stored) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	// Recorded playback starts at ts - delay, whole seconds.
 	ts := seg.StartMs/1000 + 1
 	page := fmt.Sprintf("%s/api/camera/%s/player?ts=%d&delay=0", srv.URL, camera, ts)

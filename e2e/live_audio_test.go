@@ -17,6 +17,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // keepPeerConnectionsJS, run before the page's own scripts, keeps every
@@ -177,7 +178,7 @@ func TestWebRTCAudioInChromium(t *testing.T) {
 // transcoders audio transcoders run on the node at app while it plays and
 // none once the browser went to blank.
 func checkAVInChromium(t *testing.T, pageURL, blank, app, codec string, transcoders float64, sync bool) {
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	eval := func(js string, out any) {
 		t.Helper()
 		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(js, out)); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestLiveWebRTCFallback: handed a WHEP address the node does not answer
@@ -39,7 +40,7 @@ func TestLiveWebRTCFallback(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+"/player")); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // latencySamples is how many displayed frames each transport is measured
@@ -55,7 +56,7 @@ func TestLiveLatencyInChromium(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	eval := func(js string, out any) {
 		t.Helper()
 		if err := chromedp.Run(b.Ctx, chromedp.Evaluate(js, out)); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/vigia/vigia/player"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestLivePlaybackInChromium: the player page plays a camera's live LL-HLS
@@ -43,7 +44,7 @@ func TestLivePlaybackInChromium(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+"/player?ts=0")); err != nil {
 		t.Fatal(err)
 	}

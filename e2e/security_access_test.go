@@ -20,6 +20,7 @@ import (
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // This file holds the access attacks against a whole node (recorder,
@@ -271,7 +272,7 @@ func TestPlayerShortLivedURLs(t *testing.T) {
 	const life = 4 * time.Second
 	a, api, token, _, cam := accessNode(t, time.Minute, life)
 	listed := api.call("GET", "/api/v4/cameras?token="+token, nil, 200).(map[string]any)["data"].([]any)[0].(map[string]any)
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	page := a.URL() + "/api/camera/" + cam + "/player?player_digest=" + url.QueryEscape(listed["player_digest"].(string))
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigia/vigia/synth"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestStatusReasonOfWrongPassword: in a node wired like `vigia serve`, a
@@ -71,7 +72,7 @@ func TestStatusReasonOfWrongPassword(t *testing.T) {
 	}
 
 	// The player page shows it over the video.
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	page := a.URL() + "/api/camera/" + id + "/player?player_digest=" + url.QueryEscape(listed()["player_digest"].(string))
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // videoState is what the page reports of its <video>.
@@ -59,7 +60,7 @@ func TestExportPlaysInChromium(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	b := testenv.Chromium(t)
+	b := headless.Chromium(t)
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatal(err)
 	}

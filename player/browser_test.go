@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // mountPlayer serves the page, the assets and the VOD playlists the way the
@@ -80,7 +81,7 @@ func (b *browserPage) state() pageState {
 }
 
 type browserPage struct {
-	*testenv.Browser
+	*headless.Browser
 	t *testing.T
 }
 
@@ -150,7 +151,7 @@ func TestPlayerRecordedPlaybackInChromium(t *testing.T) {
 		"end_timestamps[]":   {strconv.FormatInt(ms(130*time.Second), 10), strconv.FormatInt(ms(150*time.Second), 10)},
 		"player_digest":      {"d1"},
 	}
-	b := &browserPage{Browser: testenv.Chromium(t), t: t}
+	b := &browserPage{Browser: headless.Chromium(t), t: t}
 	pageURL := ts.URL + "/api/camera/" + cam + "/player?" + q.Encode()
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(pageURL)); err != nil {
 		t.Fatal(err)

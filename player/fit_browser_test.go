@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestTimelineFitsNewCamera: a live page opened without timeline_interval
@@ -29,7 +30,7 @@ func TestTimelineFitsNewCamera(t *testing.T) {
 	const cam = "cam-new"
 	began := time.Now().Add(-4 * time.Minute).Truncate(time.Second)
 	record(t, ts.store, cam, began, 4*time.Minute-5*time.Second, 5*time.Second)
-	b := &browserPage{Browser: testenv.Chromium(t), t: t}
+	b := &browserPage{Browser: headless.Chromium(t), t: t}
 
 	var tl struct {
 		Span   float64

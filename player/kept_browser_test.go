@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigia/vigia/catalogue"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // TestKeptSpanInChromium: video recorded before the camera's history_days
@@ -46,7 +47,7 @@ func TestKeptSpanInChromium(t *testing.T) {
 			TimelineURL: "/api/camera/" + id + "/player/timeline?player_digest=d1",
 			AssetsURL:   "/api/player/", Query: q})
 	})
-	b := &browserPage{Browser: testenv.Chromium(t), t: t}
+	b := &browserPage{Browser: headless.Chromium(t), t: t}
 	q := url.Values{"ts": {strconv.FormatInt(start.Add(3*time.Minute).Unix(), 10)}, "timeline_interval": {"10"}}
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(ts.URL+"/api/camera/"+cam+"/player?"+q.Encode())); err != nil {
 		t.Fatal(err)

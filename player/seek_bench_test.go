@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vigia/vigia/storage"
-	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // seekJS seeks the player to ms (window.vigiaPlayer.seekWall) and resolves
@@ -87,7 +87,7 @@ func BenchmarkTimelineSeek(b *testing.B) {
 	if err, ok := failed.Load().(error); ok {
 		b.Fatal(err)
 	}
-	br := &browserPage{Browser: testenv.Chromium(b), t: nil}
+	br := &browserPage{Browser: headless.Chromium(b), t: nil}
 	mid := start.Add(36 * time.Hour)
 	q := url.Values{"ts": {strconv.FormatInt(mid.Unix(), 10)}, "timeline_interval": {"24"}}
 	if err := chromedp.Run(br.Ctx, chromedp.Navigate(ts.URL+"/api/camera/"+cam+"/player?"+q.Encode()),

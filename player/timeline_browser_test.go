@@ -23,6 +23,7 @@ import (
 	"github.com/vigia/vigia/status"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/testenv"
+	"github.com/vigia/vigia/testenv/headless"
 )
 
 // causeColors are the shades of timeline.js (CAUSES), as RGB and alpha.
@@ -150,7 +151,7 @@ func TestTimelineInChromium(t *testing.T) {
 	mountPlayer(ts, "")
 	const cam = "cam-tl"
 	f := newTimelineFixture(t, ts, cam)
-	b := &browserPage{Browser: testenv.Chromium(t), t: t}
+	b := &browserPage{Browser: headless.Chromium(t), t: t}
 	q := url.Values{"ts": {strconv.FormatInt(f.start.Add(60*time.Second).Unix(), 10)}, "timeline_interval": {"10"}}
 	if err := chromedp.Run(b.Ctx, chromedp.Navigate(ts.URL+"/api/camera/"+cam+"/player?"+q.Encode())); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,11 @@
-package testenv
+// Package pgtest runs throwaway PostgreSQL clusters for tests. It is apart
+// from testenv so that the packages tested under the race detector do not
+// compile the PostgreSQL driver.
+package pgtest
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -19,21 +23,23 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" database/sql driver
+
+	"github.com/vigia/vigia/testenv"
 )
 
-// postgresReadyTimeout bounds how long StartPostgres waits for the server.
-const postgresReadyTimeout = 60 * time.Second
+// readyTimeout bounds how long Start waits for the server.
+const readyTimeout = 60 * time.Second
 
-// PostgresServer is a throwaway PostgreSQL cluster on 127.0.0.1 with trust
+// Server is a throwaway PostgreSQL cluster on 127.0.0.1 with trust
 // authentication, in a temporary directory removed by Close.
-type PostgresServer struct {
+type Server struct {
 	// Port is the TCP port on 127.0.0.1.
 	Port int
 
 	dir  string
 	cmd  *exec.Cmd
 	done chan struct{}
-	out  *Buffer
+	out  *testenv.Buffer
 	mu   sync.Mutex
 	n    int
 }
@@ -58,10 +64,10 @@ func postgresBinDir() (string, error) {
 	return "", errors.New("PostgreSQL server binaries (initdb, postgres) not found under /usr/lib/postgresql/*/bin or on PATH: run `make deps` (installs the Debian package postgresql)")
 }
 
-// StartPostgres initialises and starts a PostgreSQL cluster on a free port.
+// Start initialises and starts a PostgreSQL cluster on a free port.
 // As root, the server runs as the "postgres" user (initdb refuses root).
 // Call Close to stop it and remove its files.
-func StartPostgres() (*PostgresServer, error) {
+func Start() (*Server, error) {
 	bin, err := postgresBinDir()
 	if err != nil {
 		return nil, err
@@ -80,7 +86,7 @@ func StartPostgres() (*PostgresServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &PostgresServer{dir: dir, out: &Buffer{}}
+	s := &Server{dir: dir, out: &testenv.Buffer{}}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			s.removeDir()
@@ -105,7 +111,7 @@ func StartPostgres() (*PostgresServer, error) {
 }
 
 // start runs the server on a fresh free port and waits until it answers.
-func (s *PostgresServer) start(bin, data string, cred *syscall.Credential) error {
+func (s *Server) start(bin, data string, cred *syscall.Credential) error {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -126,7 +132,7 @@ func (s *PostgresServer) start(bin, data string, cred *syscall.Credential) error
 		_ = cmd.Wait()
 		close(done)
 	}()
-	deadline := time.Now().Add(postgresReadyTimeout)
+	deadline := time.Now().Add(readyTimeout)
 	for {
 		select {
 		case <-done:
@@ -139,13 +145,13 @@ func (s *PostgresServer) start(bin, data string, cred *syscall.Credential) error
 		} else if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			<-done
-			return fmt.Errorf("postgres not ready after %v: %w", postgresReadyTimeout, err)
+			return fmt.Errorf("postgres not ready after %v: %w", readyTimeout, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func (s *PostgresServer) ping() error {
+func (s *Server) ping() error {
 	db, err := sql.Open("pgx", s.URL("postgres"))
 	if err != nil {
 		return err
@@ -157,17 +163,17 @@ func (s *PostgresServer) ping() error {
 }
 
 // URL returns the connection URL of database name.
-func (s *PostgresServer) URL(name string) string {
+func (s *Server) URL(name string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.Port, name)
 }
 
 // NewDatabase creates an empty database for the test, dropped when the
 // test ends, and returns its URL.
-func (s *PostgresServer) NewDatabase(t testing.TB) string {
+func (s *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
 	s.mu.Lock()
 	s.n++
-	name := fmt.Sprintf("t%d_%s", s.n, randomHex(t, 4))
+	name := fmt.Sprintf("t%d_%s", s.n, strings.ToLower(rand.Text()[:8]))
 	s.mu.Unlock()
 	if err := s.admin("CREATE DATABASE " + name); err != nil {
 		t.Fatalf("postgres: create database: %v", err)
@@ -180,7 +186,7 @@ func (s *PostgresServer) NewDatabase(t testing.TB) string {
 	return s.URL(name)
 }
 
-func (s *PostgresServer) admin(stmt string) error {
+func (s *Server) admin(stmt string) error {
 	db, err := sql.Open("pgx", s.URL("postgres"))
 	if err != nil {
 		return err
@@ -193,10 +199,10 @@ func (s *PostgresServer) admin(stmt string) error {
 }
 
 // Output returns what the server printed.
-func (s *PostgresServer) Output() string { return strings.TrimSpace(s.out.String()) }
+func (s *Server) Output() string { return strings.TrimSpace(s.out.String()) }
 
 // Close stops the server (fast shutdown) and removes its files.
-func (s *PostgresServer) Close() {
+func (s *Server) Close() {
 	if s.cmd != nil {
 		_ = s.cmd.Process.Signal(syscall.SIGINT)
 		select {
@@ -210,17 +216,4 @@ func (s *PostgresServer) Close() {
 	s.removeDir()
 }
 
-func (s *PostgresServer) removeDir() { _ = os.RemoveAll(s.dir) }
-
-// Postgres starts a cluster for one test, stopped when the test ends, and
-// returns the URL of an empty database in it. Tests that need several
-// databases share one StartPostgres cluster instead.
-func Postgres(t testing.TB) string {
-	t.Helper()
-	s, err := StartPostgres()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s.NewDatabase(t)
-}
+func (s *Server) removeDir() { _ = os.RemoveAll(s.dir) }

@@ -1,4 +1,7 @@
-package testenv
+// Package headless starts headless Chromium for tests and drives it over the
+// DevTools protocol. It is apart from testenv so that the packages tested
+// under the race detector do not compile chromedp.
+package headless
 
 import (
 	"context"
