@@ -43,7 +43,7 @@ E2E_ALONE_B  := ^(TestRTMPAttack|TestH265TranscodedLatencyInChromium|TestInterop
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-phases test-go test-first race-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-go test-first race-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -54,23 +54,19 @@ build: deps-npm
 run: deps-apt build
 	./bin/vigia serve $(RUN_ARGS)
 
-## test: install what is missing, then two phases, with lint (go vet,
-## staticcheck) beside both at the idle priority (SCHED_IDLE: only the CPU
-## the tests leave):
+## test: install what is missing, then two phases:
 ##  1. side by side: every package not in RACE_PKGS, the e2e package first
 ##     and without E2E_ALONE (test-first); the race pass over RACE_PKGS,
 ##     compiled at the lowest priority, run at the normal one as soon as it
-##     is built (race-beside);
+##     is built (race-beside); lint (go vet, staticcheck) at the lowest
+##     priority (lint-beside);
 ##  2. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b).
 ## Every package's tests run once: RACE_PKGS only under the race detector.
 ## go test's own vet pass is off: lint runs go vet's full set. Each part
 ## alone: make test-go (every package), make test-race, make lint,
 ## make test-alone. README, Time of make test's tests.
 test: deps
-	@$(MAKE) --no-print-directory -j2 test-phases lint-beside
-
-test-phases:
-	@$(MAKE) --no-print-directory -j2 test-first race-beside
+	@$(MAKE) --no-print-directory -j3 test-first race-beside lint-beside
 	@$(MAKE) --no-print-directory -j2 test-alone-a test-alone-b
 
 # The packages test-first runs: ./e2e first (go test builds and starts it
@@ -88,7 +84,7 @@ race-beside:
 	@$(MAKE) --no-print-directory test-race
 
 lint-beside:
-	@$(if $(shell command -v chrt),chrt --idle 0,nice -n 19) $(MAKE) --no-print-directory lint
+	@nice -n 19 $(MAKE) --no-print-directory lint
 
 # PKGS: the packages test-go runs; TEST_SKIP: tests it leaves out.
 PKGS ?= ./...

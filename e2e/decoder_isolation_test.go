@@ -64,13 +64,21 @@ func TestDecoderIsolation(t *testing.T) {
 	// Every process killed while thumbnails are made: a request in one
 	// fails, a process found dead before its next request is replaced.
 	testenv.WaitFor(t, 30*time.Second, "a decoder process", func() bool { return pool.Stats().Processes > 0 })
-	killed := pool.Stats().PIDs
-	for _, pid := range killed {
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
+	var killed []int
+	kill := func() {
+		for _, pid := range pool.Stats().PIDs {
+			if slices.Contains(killed, pid) {
+				continue
+			}
+			// A process that exited meanwhile is gone already: ESRCH.
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				t.Fatal(err)
+			}
+			killed = append(killed, pid)
 		}
 	}
-	testenv.WaitFor(t, 30*time.Second, "a killed process replaced by the next thumbnails", func() bool {
+	kill()
+	testenv.WaitFor(t, 45*time.Second, "a killed process replaced by the next thumbnails", func() bool {
 		// The crash, then a killed process: as a crash when it had a
 		// request, as exited when found dead before one, as a protocol
 		// failure or a cancelled request when it died mid-message. The
@@ -79,8 +87,16 @@ func TestDecoderIsolation(t *testing.T) {
 		// request, or stopped when idle past the pool's idle timeout
 		// (30 s), so only the one the thumbnails use next is sure to be
 		// counted here.
-		return restarts(decodeproc.ReasonCrash)+restarts(decodeproc.ReasonExited)+
-			restarts(decodeproc.ReasonProtocol)+restarts(decodeproc.ReasonCanceled) >= 2
+		//
+		// A process started after the kill (the crashed one's replacement,
+		// when the thumbnails asked for it meanwhile) may be the one used
+		// next, leaving the killed ones idle: it is killed too.
+		if restarts(decodeproc.ReasonCrash)+restarts(decodeproc.ReasonExited)+
+			restarts(decodeproc.ReasonProtocol)+restarts(decodeproc.ReasonCanceled) >= 2 {
+			return true
+		}
+		kill()
+		return false
 	})
 	// A process hangs past the request's deadline.
 	hangCtx, cancel := context.WithTimeout(ctx, 2*time.Second)

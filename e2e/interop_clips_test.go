@@ -3,8 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -118,11 +116,9 @@ type clip struct {
 	index map[string]int // frame MD5 → its position
 }
 
-// clipCache makes and finds clips; it is shared by the cells of a run.
+// clipCache makes and finds the matrix's clips (kept across runs by
+// testenv.CachedClip); it is shared by the cells of a run.
 type clipCache struct {
-	dir     string
-	version string // FFmpeg's version line: a new FFmpeg encodes anew
-
 	mu    sync.Mutex
 	clips map[string]*clip
 }
@@ -134,34 +130,12 @@ func newClipCache(t *testing.T) *clipCache {
 			t.Fatalf("%s not found: run make deps", tool)
 		}
 	}
-	dir := filepath.Join(filepath.Dir(testenv.ToolsDir()), "interop-clips")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("ffmpeg", "-version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, _, _ := strings.Cut(string(out), "\n")
-	return &clipCache{dir: dir, version: version, clips: map[string]*clip{}}
+	return &clipCache{clips: map[string]*clip{}}
 }
 
-// cached runs make into a file of the cache named by key and suffix,
-// unless it is there already; make writes to the path it is given, which
-// is renamed into place when make succeeds (runs side by side never see a
-// half-written clip).
+// cached is testenv.CachedClip.
 func (c *clipCache) cached(key, name, suffix string, make func(path string) error) (string, error) {
-	h := sha256.Sum256([]byte(c.version + "\n" + key))
-	path := filepath.Join(c.dir, name+"-"+hex.EncodeToString(h[:6])+suffix)
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	tmp := filepath.Join(c.dir, fmt.Sprintf(".%s-%d%s", name, os.Getpid(), suffix))
-	defer os.Remove(tmp)
-	if err := make(tmp); err != nil {
-		return "", err
-	}
-	return path, os.Rename(tmp, path)
+	return testenv.CachedClip(key, name, suffix, make)
 }
 
 func ffmpegRun(args ...string) error {

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigia/vigia/media"
+	"github.com/vigia/vigia/testenv"
 )
 
 // interval is a span of media time from the start of a clip.
@@ -52,12 +52,12 @@ func (s scene) objectX() string {
 	return expr
 }
 
-// encode makes the clip with FFmpeg (cached in dir) and returns its units,
-// times starting at base.
-func (s scene) encode(t *testing.T, dir string, base time.Time) []*media.Unit {
+// encode makes the clip with FFmpeg (once per machine: it is kept in
+// testenv's clip cache) and returns its units, times starting at base.
+func (s scene) encode(t testing.TB, base time.Time) []*media.Unit {
 	t.Helper()
-	out := filepath.Join(dir, s.name+"."+s.codec)
-	if _, err := os.Stat(out); err != nil {
+	var args []string
+	{
 		var enable []string
 		for _, m := range s.motion {
 			enable = append(enable, fmt.Sprintf("between(t,%g,%g)", m.from.Seconds(), m.to.Seconds()))
@@ -75,20 +75,26 @@ func (s scene) encode(t *testing.T, dir string, base time.Time) []*media.Unit {
 			graph += fmt.Sprintf(",eq=brightness='%s':eval=frame", s.lighting)
 		}
 		graph += fmt.Sprintf(",noise=alls=%d:allf=t", s.noise)
-		args := []string{"-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", graph,
+		args = []string{"-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", graph,
 			"-t", fmt.Sprint(s.length.Seconds()), "-g", "30", "-bf", "0"}
 		if s.codec == "h265" {
 			args = append(args, "-c:v", "libx265", "-preset", "ultrafast", "-crf", "30",
 				"-x265-params", "keyint=30:min-keyint=30:scenecut=0:bframes=0:repeat-headers=1:log-level=error",
-				"-bsf:v", "hevc_metadata=aud=insert", "-f", "hevc", out)
+				"-bsf:v", "hevc_metadata=aud=insert", "-f", "hevc")
 		} else {
 			args = append(args, "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-crf", "28",
 				"-x264-params", "keyint=30:min-keyint=30:scenecut=0:repeat-headers=1",
-				"-bsf:v", "h264_metadata=aud=insert", "-f", "h264", out)
+				"-bsf:v", "h264_metadata=aud=insert", "-f", "h264")
 		}
-		if b, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg %s: %v\n%s", s.name, err, b)
+	}
+	out, err := testenv.CachedClip(strings.Join(args, "\x00"), "motion-"+s.name, "."+s.codec, func(path string) error {
+		if b, err := exec.Command("ffmpeg", append(args, path)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ffmpeg %s: %v\n%s", s.name, err, b)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {

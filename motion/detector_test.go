@@ -36,7 +36,7 @@ var labelled = []scene{
 func TestNoiseOnlyTenMinutes(t *testing.T) {
 	sc := scene{name: "noise", length: 10 * time.Minute, size: "480x270", codec: "h264", noise: 8}
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	units := sc.encode(t, t.TempDir(), base)
+	units := sc.encode(t, base)
 	if got := units[len(units)-1].Time.Sub(base); got < 10*time.Minute-time.Second {
 		t.Fatalf("clip lasts %s, want 10 min", got)
 	}
@@ -60,12 +60,11 @@ func runDetector(units []*media.Unit, codec media.Codec, s Settings) ([]Event, *
 }
 
 func TestLabelledSet(t *testing.T) {
-	dir := t.TempDir()
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	var tp, tr float64
 	for _, sc := range labelled {
 		t.Run(sc.name, func(t *testing.T) {
-			units := sc.encode(t, dir, base)
+			units := sc.encode(t, base)
 			codec := media.H264
 			if sc.codec == "h265" {
 				codec = media.H265

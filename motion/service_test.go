@@ -15,7 +15,7 @@ func TestServiceConsumer(t *testing.T) {
 	sc := scene{name: "svc", length: 20 * time.Second, size: "640x360", codec: "h264", noise: 5,
 		motion: []interval{{sec(8), sec(13)}}}
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	units := sc.encode(t, t.TempDir(), base)
+	units := sc.encode(t, base)
 
 	var mu sync.Mutex
 	var got []Event
@@ -85,7 +85,7 @@ func TestServiceRunStartNeverLost(t *testing.T) {
 	sc := scene{name: "run", length: 20 * time.Second, size: "640x360", codec: "h264", noise: 5,
 		motion: []interval{{sec(8), sec(13)}}}
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	units := sc.encode(t, t.TempDir(), base)
+	units := sc.encode(t, base)
 
 	release := make(chan struct{})
 	var mu sync.Mutex

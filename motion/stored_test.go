@@ -109,7 +109,7 @@ func summary(evs []Event, base time.Time) []string {
 func TestDetectorOverwrittenUnits(t *testing.T) {
 	sc := labelled[0]
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	units := sc.encode(t, t.TempDir(), base)
+	units := sc.encode(t, base)
 	want, ref := runDetector(units, media.H264, DefaultSettings())
 	for _, tc := range []struct {
 		name     string
@@ -173,7 +173,7 @@ func TestServiceOverwrittenUnits(t *testing.T) {
 	sc := scene{name: "svc", length: 20 * time.Second, size: "640x360", codec: "h264", noise: 5,
 		motion: []interval{{sec(8), sec(13)}}}
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	units := sc.encode(t, t.TempDir(), base)
+	units := sc.encode(t, base)
 	want, _ := runDetector(units, media.H264, DefaultSettings())
 	for i := range want {
 		want[i].ID, want[i].Camera = EventID("cam", want[i].Start), "cam"
@@ -207,7 +207,7 @@ func TestServiceSegmentEnded(t *testing.T) {
 	sc := scene{name: "svc", length: 20 * time.Second, size: "640x360", codec: "h264", noise: 5,
 		motion: []interval{{sec(8), sec(13)}}}
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	units := sc.encode(t, t.TempDir(), base)
+	units := sc.encode(t, base)
 	got, st := runService(t, units, newTestWriter(t, media.H264, 5*time.Second), make(chan struct{}))
 	t.Logf("stats %+v", st)
 	if len(got) != 0 || st.Looks == 0 || st.Unreadable < st.Looks || st.Decoded != 0 || st.Dropped != 0 {
