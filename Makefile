@@ -36,10 +36,12 @@ TEST_PARALLEL ?= 4
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
 # End-to-end tests that hold frames to the wall clock, measure latency or
 # lip sync, or watch this process's heap: make test runs them after the
-# others, in two processes side by side (about two minutes each: A holds
-# the lighter, B the peers and the flood), and the other tests without them.
+# others, in two processes side by side (about two minutes each), and the
+# other tests without them. The interop matrix, whose 55 cameras take most
+# of the machine, runs last in B, beside only the timestamp faults.
 E2E_ALONE_A  := ^(TestWebRTCAudioInChromium|TestTimestampFaults)$$
-E2E_ALONE_B  := ^(TestRTMPAttack|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestLiveLatencyInChromium)$$
+E2E_ALONE_B  := ^(TestRTMPAttack|TestH265TranscodedLatencyInChromium|TestLiveLatencyInChromium)$$
+E2E_MATRIX   := ^TestInteropMatrix$$
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
@@ -103,6 +105,7 @@ test-alone-a:
 
 test-alone-b:
 	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_B)' ./e2e
+	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_MATRIX)' ./e2e
 
 test-race:
 	$(GO) test -race -count=1 -vet=off -p 3 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
