@@ -37,7 +37,7 @@ RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./m
 # End-to-end tests that hold frames to the wall clock, measure latency or
 # lip sync, or watch this process's heap: make test runs them after the
 # others, in two processes side by side (about two minutes each), and the
-# other tests without them. The interop matrix, whose 55 cameras take most
+# other tests without them. The interop matrix, whose 57 cameras take most
 # of the machine, runs last in B, beside only the timestamp faults.
 E2E_ALONE_A  := ^(TestWebRTCAudioInChromium|TestTimestampFaults)$$
 E2E_ALONE_B  := ^(TestRTMPAttack|TestH265TranscodedLatencyInChromium|TestLiveLatencyInChromium)$$
