@@ -33,7 +33,7 @@ func TestH265BFramesFromMediaMTXInChromium(t *testing.T) {
 	}
 	// 90 s of H.265 with B-frames, encoded once and kept in the clip cache.
 	args := append([]string{"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=15", "-t", "90"}, x265(3, "")...)
-	clip, err := newClipCache(t).cached(fmt.Sprint(args), "h265-b-90s", ".mkv", func(out string) error {
+	clip, err := testenv.CachedClip(fmt.Sprint(args), "h265-b-90s", ".mkv", func(out string) error {
 		return ffmpegRun(append(args, "-pix_fmt", "yuv420p", out)...)
 	})
 	if err != nil {

@@ -133,11 +133,6 @@ func newClipCache(t *testing.T) *clipCache {
 	return &clipCache{clips: map[string]*clip{}}
 }
 
-// cached is testenv.CachedClip.
-func (c *clipCache) cached(key, name, suffix string, make func(path string) error) (string, error) {
-	return testenv.CachedClip(key, name, suffix, make)
-}
-
 func ffmpegRun(args ...string) error {
 	args = append([]string{"-hide_banner", "-loglevel", "error", "-y"}, args...)
 	if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
@@ -150,7 +145,7 @@ func ffmpegRun(args ...string) error {
 // frame counter in the picture: every frame differs).
 func (c *clipCache) videoClip(v videoConfig) (string, error) {
 	key := fmt.Sprint(v.sizes, v.args, clipSeconds, clipFPS)
-	return c.cached(key, "v-"+v.name, ".mp4", func(out string) error {
+	return testenv.CachedClip(key, "v-"+v.name, ".mp4", func(out string) error {
 		per := clipSeconds / len(v.sizes)
 		var parts []string
 		for i, s := range v.sizes {
@@ -188,7 +183,7 @@ func (c *clipCache) videoClip(v videoConfig) (string, error) {
 // video clip whose number is a multiple of clipFPS (lip sync, beepOffsets).
 func (c *clipCache) audioClip(a audioConfig) (string, error) {
 	key := fmt.Sprint(a, clipSeconds, "beep")
-	return c.cached(key, "a-"+a.name, ".m4a", func(out string) error {
+	return testenv.CachedClip(key, "a-"+a.name, ".m4a", func(out string) error {
 		return ffmpegRun("-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=%d:sample_rate=%d:beep_factor=4", toneHz, a.rate), "-t", fmt.Sprint(clipSeconds),
 			"-c:a", "aac", "-ac", fmt.Sprint(a.channels), "-b:a", a.bitrate, out)
 	})
@@ -221,14 +216,14 @@ func (c *clipCache) get(video, audio string) (*clip, error) {
 		if err != nil {
 			return nil, err
 		}
-		cl.path, err = c.cached(vpath+apath, "m-"+video+"-"+audio, ".mp4", func(out string) error {
+		cl.path, err = testenv.CachedClip(vpath+apath, "m-"+video+"-"+audio, ".mp4", func(out string) error {
 			return ffmpegRun("-i", vpath, "-i", apath, "-map", "0:v", "-map", "1:a", "-c", "copy", out)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	sums, err := c.cached(vpath, "md5-"+video, ".txt", func(out string) error {
+	sums, err := testenv.CachedClip(vpath, "md5-"+video, ".txt", func(out string) error {
 		md5s, err := frameMD5s(vpath)
 		if err != nil {
 			return err

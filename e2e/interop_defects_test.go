@@ -25,9 +25,8 @@ var heavyVideo = []string{"-vf", "noise=alls=60:allf=t+u", "-c:v", "libx264", "-
 // kept in the clip cache, so that publishing it costs no encoding.
 func interopClip(t *testing.T, name string, seconds int, video, audio []string) string {
 	t.Helper()
-	cache := newClipCache(t)
 	key := fmt.Sprint(seconds, video, audio)
-	path, err := cache.cached(key, name, ".mkv", func(out string) error {
+	path, err := testenv.CachedClip(key, name, ".mkv", func(out string) error {
 		args := []string{"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=15", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
 			"-t", strconv.Itoa(seconds), "-pix_fmt", "yuv420p", "-g", "30"}
 		return ffmpegRun(append(append(append(args, video...), audio...), out)...)

@@ -56,36 +56,33 @@ func (s scene) objectX() string {
 // testenv's clip cache) and returns its units, times starting at base.
 func (s scene) encode(t testing.TB, base time.Time) []*media.Unit {
 	t.Helper()
-	var args []string
-	{
-		var enable []string
-		for _, m := range s.motion {
-			enable = append(enable, fmt.Sprintf("between(t,%g,%g)", m.from.Seconds(), m.to.Seconds()))
-		}
-		graph := fmt.Sprintf("smptehdbars=s=%s:r=%d,format=yuv420p", s.size, sceneFPS)
-		if len(enable) > 0 {
-			// The object is 48x80 at 640 wide, in proportion at other sizes.
-			var w int
-			fmt.Sscanf(s.size, "%dx", &w)
-			k := float64(w) / 640
-			graph += fmt.Sprintf("[bg];testsrc2=s=%dx%d:r=%d,format=yuv420p[obj];[bg][obj]overlay=x='(%s)*%g':y='(140+40*sin(t))*%g':enable='%s'",
-				int(48*k)&^1, int(80*k)&^1, sceneFPS, s.objectX(), k, k, strings.Join(enable, "+"))
-		}
-		if s.lighting != "" {
-			graph += fmt.Sprintf(",eq=brightness='%s':eval=frame", s.lighting)
-		}
-		graph += fmt.Sprintf(",noise=alls=%d:allf=t", s.noise)
-		args = []string{"-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", graph,
-			"-t", fmt.Sprint(s.length.Seconds()), "-g", "30", "-bf", "0"}
-		if s.codec == "h265" {
-			args = append(args, "-c:v", "libx265", "-preset", "ultrafast", "-crf", "30",
-				"-x265-params", "keyint=30:min-keyint=30:scenecut=0:bframes=0:repeat-headers=1:log-level=error",
-				"-bsf:v", "hevc_metadata=aud=insert", "-f", "hevc")
-		} else {
-			args = append(args, "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-crf", "28",
-				"-x264-params", "keyint=30:min-keyint=30:scenecut=0:repeat-headers=1",
-				"-bsf:v", "h264_metadata=aud=insert", "-f", "h264")
-		}
+	var enable []string
+	for _, m := range s.motion {
+		enable = append(enable, fmt.Sprintf("between(t,%g,%g)", m.from.Seconds(), m.to.Seconds()))
+	}
+	graph := fmt.Sprintf("smptehdbars=s=%s:r=%d,format=yuv420p", s.size, sceneFPS)
+	if len(enable) > 0 {
+		// The object is 48x80 at 640 wide, in proportion at other sizes.
+		var w int
+		fmt.Sscanf(s.size, "%dx", &w)
+		k := float64(w) / 640
+		graph += fmt.Sprintf("[bg];testsrc2=s=%dx%d:r=%d,format=yuv420p[obj];[bg][obj]overlay=x='(%s)*%g':y='(140+40*sin(t))*%g':enable='%s'",
+			int(48*k)&^1, int(80*k)&^1, sceneFPS, s.objectX(), k, k, strings.Join(enable, "+"))
+	}
+	if s.lighting != "" {
+		graph += fmt.Sprintf(",eq=brightness='%s':eval=frame", s.lighting)
+	}
+	graph += fmt.Sprintf(",noise=alls=%d:allf=t", s.noise)
+	args := []string{"-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", graph,
+		"-t", fmt.Sprint(s.length.Seconds()), "-g", "30", "-bf", "0"}
+	if s.codec == "h265" {
+		args = append(args, "-c:v", "libx265", "-preset", "ultrafast", "-crf", "30",
+			"-x265-params", "keyint=30:min-keyint=30:scenecut=0:bframes=0:repeat-headers=1:log-level=error",
+			"-bsf:v", "hevc_metadata=aud=insert", "-f", "hevc")
+	} else {
+		args = append(args, "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-crf", "28",
+			"-x264-params", "keyint=30:min-keyint=30:scenecut=0:repeat-headers=1",
+			"-bsf:v", "h264_metadata=aud=insert", "-f", "h264")
 	}
 	out, err := testenv.CachedClip(strings.Join(args, "\x00"), "motion-"+s.name, "."+s.codec, func(path string) error {
 		if b, err := exec.Command("ffmpeg", append(args, path)...).CombinedOutput(); err != nil {

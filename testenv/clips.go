@@ -47,7 +47,12 @@ func CachedClip(key, name, suffix string, make func(path string) error) (string,
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s-%d%s", name, os.Getpid(), suffix))
+	f, err := os.CreateTemp(dir, "."+name+"-*"+suffix) // one per maker, even in one process
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	f.Close()
 	defer os.Remove(tmp)
 	if err := make(tmp); err != nil {
 		return "", err
