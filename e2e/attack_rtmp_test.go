@@ -282,7 +282,7 @@ func auditFrames(t *testing.T, st storage.Store, cam string, from, to time.Time)
 func TestRTMPAttack(t *testing.T) {
 	const cameras = 20
 	const attackFor = 15 * time.Second
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	var specs []synth.CameraSpec
 	for i := 1; i <= cameras; i++ {
 		specs = append(specs, synth.CameraSpec{Path: fmt.Sprintf("c%d", i), Codec: "h264", Small: true})

@@ -109,7 +109,7 @@ func audioMetric(t *testing.T, url, name string) float64 {
 // recorded without audio, and nothing is transcoded for it.
 func TestAudioTranscodedSynth(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cams := startSynth(t,
 		synth.CameraSpec{Path: "pcmu", AudioCodec: synth.AudioPCMU},
 		synth.CameraSpec{Path: "pcma", AudioCodec: synth.AudioPCMA},
@@ -162,7 +162,7 @@ func TestAudioTranscodedSynth(t *testing.T) {
 // opusenc ! rtpopuspay), over TCP and UDP.
 func TestAudioGStreamer(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	base := gstRTSPServer(t)
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
@@ -207,7 +207,7 @@ func TestAudioFFmpeg(t *testing.T) {
 		}
 	}
 	mtx := startMediaMTX(t)
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	const seconds = 40
 	h264 := []string{"-c:v", "libx264", "-preset", "ultrafast", "-bf", "0"}
 	pcmu := interopClip(t, "pcmu", seconds, h264, []string{"-c:a", "pcm_mulaw", "-ar", "8000", "-ac", "1"})
@@ -269,7 +269,7 @@ func TestAudioPlaysInChromium(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", AudioCodec: synth.AudioPCMU})
 	c := s3Config(t, m)
 	log, _ := testLogger(t)

@@ -52,7 +52,7 @@ type clusterEnv struct {
 
 func newClusterEnv(t *testing.T, cameras int) *clusterEnv {
 	e := &clusterEnv{t: t, bin: buildVigia(t), out: map[*exec.Cmd]*lockedBuffer{}}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	e.cfg = s3Config(t, m)
 	e.st = openS3(t, e.cfg)
 	var specs []synth.CameraSpec

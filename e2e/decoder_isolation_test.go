@@ -30,7 +30,7 @@ import (
 // made again after.
 func TestDecoderIsolation(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cams := startSynth(t, synth.CameraSpec{Path: "a", Codec: "h264"}, synth.CameraSpec{Path: "b", Codec: "h265"})
 	c := s3Config(t, m)
 	c.Thumbs.Minute = config.Duration(2 * time.Second)

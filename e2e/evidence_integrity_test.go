@@ -21,7 +21,7 @@ import (
 // deleted, verification reports exactly those two keys.
 func TestEvidenceIntegrityMinIO(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "ev", Codec: "h264"})
 	c := s3Config(t, m)
 	log, _ := testLogger(t)

@@ -93,7 +93,7 @@ func buildVigia(t *testing.T) string { return testenv.VigiaBinary(t) }
 func TestRecorderKilled(t *testing.T) {
 	t.Parallel()
 	bin := buildVigia(t)
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264"})
 	c := s3Config(t, m)
 	cfgFile := filepath.Join(t.TempDir(), "vigia.yaml")

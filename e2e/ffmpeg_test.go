@@ -22,7 +22,7 @@ func TestFFmpegPublishedStream(t *testing.T) {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Fatal("ffmpeg not found: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	r := &relay{}
 	port := testenv.FreePort(t)
 	// UDP needs an even RTP port and the next one for RTCP: try a few pairs.

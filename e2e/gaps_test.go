@@ -144,7 +144,7 @@ func wantClosedGap(t *testing.T, st storage.Store, cam string, cause status.Caus
 // timeline gives readers as the cause.
 func TestGapCameraAuth(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	spec := synth.CameraSpec{Path: "door", Codec: "h264", User: "admin", Pass: "old-pass"}
 	cams := startSynth(t, spec)
 	c := s3Config(t, m)

@@ -57,7 +57,7 @@ func TestGStreamerRTSPServer(t *testing.T) {
 	if _, err := exec.LookPath("ffprobe"); err != nil {
 		t.Fatal("ffprobe not found: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	base := gstRTSPServer(t)
 	c := s3Config(t, m)
 	log, _ := testLogger(t)

@@ -43,7 +43,7 @@ func TestH265BFramesFromMediaMTXInChromium(t *testing.T) {
 	publish(t, clip, mtx.rtsp+"/cam", "-f", "rtsp", "-rtsp_transport", "tcp")
 	testenv.WaitFor(t, 20*time.Second, "ffmpeg publishing", func() bool { return mtx.publishing("cam") })
 
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)

@@ -25,7 +25,7 @@ func TestH265TranscodeBudgetKeepsRecording(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	ids := []string{"cam1", "cam2"}
 	cams := startSynth(t, synth.CameraSpec{Path: ids[0], Codec: synth.CodecH265}, synth.CameraSpec{Path: ids[1], Codec: synth.CodecH265})
 	c := s3Config(t, m)

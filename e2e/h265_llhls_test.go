@@ -30,7 +30,7 @@ func TestH265LiveHLSInH264InChromium(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cams := startSynth(t, synth.CameraSpec{Path: "h265", Codec: synth.CodecH265, Small: true},
 		synth.CameraSpec{Path: "h264", Codec: synth.CodecH264, Small: true},
 		synth.CameraSpec{Path: "h265b", Codec: synth.CodecH265, Small: true})

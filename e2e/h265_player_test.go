@@ -49,7 +49,7 @@ func TestH265UnplayableSaysWhy(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: synth.CodecH265, Small: true})
 	c := s3Config(t, m)
 	c.WebRTC.TranscodeMax = 0 // a node that does not transcode: the offer is refused (406)
@@ -153,7 +153,7 @@ func TestH265LiveTranscodedInChromium(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cams := startSynth(t, synth.CameraSpec{Path: "cam", Codec: synth.CodecH265},
 		synth.CameraSpec{Path: "cam2", Codec: synth.CodecH265, Small: true})
 	c := s3Config(t, m)

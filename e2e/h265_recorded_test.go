@@ -33,7 +33,7 @@ func TestH265RecordedInChromium(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: synth.CodecH265, Small: true})
 	c := s3Config(t, m)
 	log, _ := testLogger(t)

@@ -68,7 +68,7 @@ func heldOn(t *testing.T, addr string) int {
 // /healthz, and the camera's recording covers the flood.
 func TestICETCPFlood(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264", Small: true})
 	c := s3Config(t, m)
 	c.Motion.Enabled = false

@@ -62,7 +62,7 @@ func clientFrom(src string) *http.Client {
 // cameras record every frame.
 func TestWHEPFlood(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "a", Codec: "h264", Small: true}, synth.CameraSpec{Path: "b", Codec: "h264", Small: true})
 	c := s3Config(t, m)
 	c.Motion.Enabled = false

@@ -248,7 +248,7 @@ func TestInteropMatrix(t *testing.T) {
 	}
 	clipOf := func(c cell) *clip { return clips[c.video+"+"+c.audio] }
 
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	conf := s3Config(t, m)
 	log, _ := testLogger(t)
 	if p := os.Getenv("VIGIA_MATRIX_LOG"); p != "" {

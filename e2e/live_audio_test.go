@@ -131,7 +131,7 @@ func TestWebRTCAudioInChromium(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
 	a := startApp(t, c, log)

@@ -23,7 +23,7 @@ func TestLiveWebRTCFallback(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264", Small: true})
 	c := s3Config(t, m)
 	c.WebRTC.Enabled = false

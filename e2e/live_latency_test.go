@@ -33,7 +33,7 @@ func TestLiveLatencyInChromium(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam, err := synth.StartStampCamera(synth.StampConfig{})
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ func TestLivePlaybackInChromium(t *testing.T) {
 	if !player.HasBundle() {
 		t.Fatal("hls.js bundle missing: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264", Audio: true})
 	c := s3Config(t, m)
 	log, _ := testLogger(t)

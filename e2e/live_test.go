@@ -19,7 +19,7 @@ import (
 // signed for another camera, the node refuses.
 func TestLiveHLS(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "live", Codec: "h264", Audio: true}, synth.CameraSpec{Path: "other", Codec: "h264"})
 	c := s3Config(t, m)
 	log, _ := testLogger(t)

@@ -23,7 +23,7 @@ import (
 // gap), and the recorder dropped nothing.
 func TestWebRTCViewersKeepRecording(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264", Audio: true})
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
@@ -89,7 +89,7 @@ func TestWebRTCViewersKeepRecording(t *testing.T) {
 // sealed by the node with AES_CM_128_HMAC_SHA1_80, webrtcbin's profile.
 func TestWebRTCGStreamerViewer(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264", Small: true})
 	c := s3Config(t, m)
 	log, logs := testLogger(t)

@@ -26,7 +26,7 @@ func TestP2P(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(g.Close)
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	c := s3Config(t, m)
 	c.P2P.Resolver = g.Template()
 	log, logs := testLogger(t)

@@ -12,7 +12,7 @@ import (
 // node's recordings page and its listing need the operator token.
 func TestNodePageNeedsOperatorToken(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	c := s3Config(t, m)
 	c.OperatorToken = "operator-token-for-the-page-test-0123"
 	log, _ := testLogger(t)
@@ -46,7 +46,7 @@ func TestNodePageNeedsOperatorToken(t *testing.T) {
 // operator token, and so does a remote client behind a trusted proxy.
 func TestServePageByClientAddress(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	for _, tc := range []struct {
 		name    string
 		trusted string

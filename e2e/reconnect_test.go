@@ -100,7 +100,7 @@ func cameraKilled(t *testing.T, outage time.Duration) {
 	if _, err := exec.LookPath(gstPython()); err != nil {
 		t.Fatal("python3 not found: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := &gstCamera{t: t, port: testenv.FreePort(t)}
 	cam.start()
 	t.Cleanup(cam.kill)

@@ -28,7 +28,7 @@ const frameInterval = time.Second / 15
 // gaps between consecutive segments.
 func TestRecordsH264AndH265IntoMinIO(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t,
 		synth.CameraSpec{Path: "h264", Codec: "h264", Audio: true},
 		synth.CameraSpec{Path: "h265", Codec: "h265"},
@@ -61,7 +61,7 @@ func TestRecordsH264AndH265IntoMinIO(t *testing.T) {
 // past 2^32 three seconds after it starts: no gap, no overlap.
 func TestRTPTimestampWraparound(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "wrap", Codec: "h264", InitialRTPTime: math.MaxUint32 - 3*90000})
 	c := s3Config(t, m)
 	log, _ := testLogger(t)
@@ -130,7 +130,7 @@ func (w *statusWatcher) transitions() []status.Code {
 // published once.
 func TestCameraOutage(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t, synth.CameraSpec{Path: "flaky", Codec: "h264"})
 	c := s3Config(t, m)
 	c.Ingest.BackoffMax = 2000000000 // 2 s
@@ -219,7 +219,7 @@ func TestCameraOutage(t *testing.T) {
 // a status message.
 func TestWrongPassword(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	const secret = "s3cr3t-Wr0ng-pass"
 	cam := startSynth(t, synth.CameraSpec{Path: "locked", Codec: "h264", User: "admin", Pass: "right-pass"})
 	c := s3Config(t, m)

@@ -37,7 +37,7 @@ func garbageFPS(t *testing.T, bitrate float64) float64 {
 // camera heals, it records again.
 func TestGarbageRTP(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t,
 		synth.CameraSpec{Path: "noise", Codec: "h264"},
 		synth.CameraSpec{Path: "ok1", Codec: "h264"},

@@ -66,7 +66,7 @@ func TestNATSOutageStatic(t *testing.T) {
 	if os.Getenv("VIGIA_LONG") == "1" {
 		outage = time.Minute
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cams := startSynth(t, synth.CameraSpec{Path: "cam", Codec: "h264", Audio: true}, synth.CameraSpec{Path: "flap", Codec: "h264"})
 	ns := startNATSServer(t)
 	c := s3Config(t, m)

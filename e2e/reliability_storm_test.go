@@ -119,7 +119,7 @@ func TestReconnectStorm(t *testing.T) {
 	}
 	const rate = 20
 	const inFlight = time.Second
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	var open, locked []synth.CameraSpec
 	for i := 1; i <= n; i++ {
 		open = append(open, synth.CameraSpec{Path: fmt.Sprintf("c%d", i), Codec: "h264", Small: true})

@@ -39,7 +39,7 @@ func startAppMode(t *testing.T, c *config.Config, mode app.Mode, log *zap.Logger
 // segment was finished, which a machine busy with other tests' cameras
 // delays.
 func TestTimestampFaults(t *testing.T) {
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	cam := startSynth(t,
 		synth.CameraSpec{Path: "back", Codec: "h264"},
 		synth.CameraSpec{Path: "day", Codec: "h264", Audio: true},

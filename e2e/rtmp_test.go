@@ -60,7 +60,7 @@ func TestRTMP(t *testing.T) {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Fatal("ffmpeg not found: run make deps")
 	}
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	c := s3Config(t, m)
 	c.RTMP.Addr = "127.0.0.1:0"
 	c.Ingest.BackoffMax = 2000000000 // 2 s

@@ -57,7 +57,7 @@ func statusOf(u string) (int, string, string) {
 // user's token and id, and the camera id.
 func accessNode(t *testing.T, urlLife, liveLife time.Duration) (a *app.App, api apiClient, token, userID, cam string) {
 	t.Helper()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	synthCam := startSynth(t, synth.CameraSpec{Path: "Streaming/Channels/101", User: "admin", Pass: "pw"})
 	c := s3Config(t, m)
 	c.OperatorToken = apiOperator

@@ -28,7 +28,7 @@ import (
 // secrets appears anywhere.
 func TestSecretHygiene(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	const (
 		camPass   = "Cam-Pa55word-0f-the-owner"
 		wrongPass = "Wr0ng-Pa55word-typed"

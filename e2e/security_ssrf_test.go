@@ -21,7 +21,7 @@ import (
 // credentials to another host.)
 func TestSSRFAtDialTime(t *testing.T) {
 	t.Parallel()
-	m := testenv.MinIO(t)
+	m := testenv.SharedMinIO(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

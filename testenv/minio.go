@@ -35,6 +35,9 @@ type MinIOServer struct {
 	console string
 	out     *Buffer
 
+	// shared: the process's SharedMinIO, which no test stops.
+	shared bool
+
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -74,6 +77,65 @@ func MinIO(t testing.TB) *MinIOServer {
 	return nil
 }
 
+// shared is the MinIO server of SharedMinIO, one per test process.
+var shared struct {
+	once sync.Once
+	s    *MinIOServer
+	dir  string
+}
+
+// SharedMinIO returns the test process's shared MinIO server, starting it
+// on the first call: for tests that only need a bucket of their own
+// (NewBucketName), which is most of them. It saves a server start, about a
+// second of CPU, per test. Stop and Start panic on it: a test that takes
+// storage down uses MinIO, a server of its own. Its data stays until
+// CloseSharedMinIO, which the package's TestMain calls after the tests.
+func SharedMinIO(t testing.TB) *MinIOServer {
+	t.Helper()
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "vigia-minio-shared-")
+		if err != nil {
+			t.Fatalf("shared minio: %v", err)
+		}
+		shared.dir = dir
+		s := &MinIOServer{
+			bin:       Tool(t, "minio"),
+			dir:       dir,
+			AccessKey: "vigia" + randomHex(t, 6),
+			SecretKey: randomHex(t, 16),
+			out:       &Buffer{},
+			shared:    true,
+		}
+		for range startAttempts {
+			s.Endpoint = net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+			s.console = net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+			if err = s.start(); err == nil {
+				shared.s = s
+				return
+			}
+		}
+		t.Fatalf("shared minio: %v\noutput:\n%s", err, s.out.String())
+	})
+	if shared.s == nil {
+		t.Fatal("the shared MinIO did not start (see the first test that asked for it)")
+	}
+	if s := shared.s; s.exited() {
+		t.Fatalf("the shared MinIO exited; output:\n%s", s.out.String())
+	}
+	return shared.s
+}
+
+// CloseSharedMinIO stops the shared MinIO server, if one was started, and
+// removes its data. A TestMain calls it after m.Run.
+func CloseSharedMinIO() {
+	if shared.s != nil {
+		shared.s.kill()
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+}
+
 // DataDir returns the server's data directory. A benchmark that needs many
 // objects may fill a bucket's folder there itself (MinIO reads objects
 // written by other means, e.g. copies of one object's xl.meta).
@@ -85,6 +147,9 @@ func (s *MinIOServer) URL() string { return "http://" + s.Endpoint }
 // Start runs the server (again, after Stop) on the same port and directory
 // and waits until it is live. It fails the test if MinIO does not come up.
 func (s *MinIOServer) Start() {
+	if s.shared {
+		panic("testenv: Start on the shared MinIO: a test that stops storage takes a server of its own (testenv.MinIO)")
+	}
 	s.t.Helper()
 	if err := s.start(); err != nil {
 		s.t.Fatalf("minio: %v\noutput:\n%s", err, s.out.String())
@@ -128,6 +193,29 @@ func (s *MinIOServer) start() error {
 
 // Stop kills the server and waits for it to exit; the data directory stays.
 func (s *MinIOServer) Stop() {
+	if s.shared {
+		panic("testenv: Stop on the shared MinIO: a test that stops storage takes a server of its own (testenv.MinIO)")
+	}
+	s.kill()
+}
+
+// exited reports whether the process has exited since it was started.
+func (s *MinIOServer) exited() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		return true
+	}
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill kills the process and waits for it to exit.
+func (s *MinIOServer) kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil {
