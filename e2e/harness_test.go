@@ -216,6 +216,10 @@ func maxGap(packets []ffprobePacket, stream int, timeBase string) time.Duration 
 	return gap
 }
 
+// ffprobe reads a file's streams with one ffprobe run, which decodes every
+// frame (-count_frames): the codecs, picture size, frame count and duration,
+// the longest time between video packets, and whether the first video frame
+// decoded is a keyframe.
 func ffprobe(t *testing.T, path string) probe {
 	t.Helper()
 	var raw struct {
@@ -229,22 +233,28 @@ func ffprobe(t *testing.T, path string) probe {
 			Index     int    `json:"index"`
 			TimeBase  string `json:"time_base"`
 		} `json:"streams"`
-		Frames []struct {
-			KeyFrame int `json:"key_frame"`
-		} `json:"frames"`
-		Packets []ffprobePacket `json:"packets"`
+		// Packets and decoded frames in file order (-show_entries asks for both).
+		Entries []struct {
+			Type     string `json:"type"`
+			Stream   int    `json:"stream_index"`
+			PTS      int64  `json:"pts"`
+			KeyFrame int    `json:"key_frame"`
+		} `json:"packets_and_frames"`
 	}
-	run := func(args ...string) {
-		args = append(append([]string{"-v", "error"}, args...), "-of", "json", path)
-		out, err := exec.Command("ffprobe", args...).Output()
-		if err != nil {
-			t.Fatalf("ffprobe %s: %v", path, err)
-		}
-		if err := json.Unmarshal(out, &raw); err != nil {
-			t.Fatal(err)
+	out, err := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams",
+		"-show_entries", "packet=stream_index,pts:frame=stream_index,key_frame", "-of", "json", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", path, err)
+	}
+	if err := json.Unmarshal(out, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var packets []ffprobePacket
+	for _, e := range raw.Entries {
+		if e.Type == "packet" {
+			packets = append(packets, ffprobePacket{Stream: e.Stream, PTS: e.PTS})
 		}
 	}
-	run("-count_frames", "-show_streams", "-show_entries", "packet=stream_index,pts")
 	var p probe
 	for _, s := range raw.Streams {
 		switch s.CodecType {
@@ -252,14 +262,17 @@ func ffprobe(t *testing.T, path string) probe {
 			p.Video.Codec, p.Video.Width, p.Video.Height = s.CodecName, s.Width, s.Height
 			p.Video.Duration, _ = strconv.ParseFloat(s.Duration, 64)
 			p.Video.Frames, _ = strconv.Atoi(s.NbFrames)
-			p.Video.MaxFrameGap = maxGap(raw.Packets, s.Index, s.TimeBase)
+			p.Video.MaxFrameGap = maxGap(packets, s.Index, s.TimeBase)
+			for _, e := range raw.Entries {
+				if e.Type == "frame" && e.Stream == s.Index {
+					p.Video.FirstKey = e.KeyFrame == 1
+					break
+				}
+			}
 		case "audio":
 			p.Audio = s.CodecName
 		}
 	}
-	raw.Streams = nil
-	run("-select_streams", "v:0", "-show_entries", "frame=key_frame", "-read_intervals", "%+#1")
-	p.Video.FirstKey = len(raw.Frames) > 0 && raw.Frames[0].KeyFrame == 1
 	return p
 }
 
