@@ -443,10 +443,10 @@ func judgeCell(t *testing.T, st storage.Store, c cell, cl *clip, segs []stored) 
 		j := segmentJudgement{clip: cl, first: i == 0 || gap, lossy: c.lossy(), audio: audio}
 		// Lip sync is judged against GStreamer, whose sender reports are
 		// exact, from the second segment on (the first may come before
-		// the first report). FFmpeg's own reports and packets are off by
-		// its interleaving and MediaMTX re-times what it relays: FFmpeg
-		// records those streams 62 ms early and 265 ms late itself
-		// (docs/recording.md, Interop matrix); they are measured and
+		// the first report). FFmpeg's audio is placed by arrival, about
+		// 250 ms late, until its reports are in, and MediaMTX re-times
+		// what it relays (FFmpeg records MediaMTX's streams 265 ms late
+		// itself; docs/recording.md, Interop matrix); they are measured and
 		// logged. FFmpeg sends audio up to 0.4 s after the video of the
 		// same time: what arrives after the keyframe that ends a segment
 		// is not in it.

@@ -72,6 +72,7 @@ type relayPath struct {
 	stream    *gortsplib.ServerStream
 	publisher *gortsplib.ServerSession
 	medias    map[*description.Media]*description.Media // the publisher's → the stream's
+	reports   map[*description.Media]rtcp.SenderReport  // the publisher's last sender report
 	reported  map[*description.Media]time.Time          // last sender report sent
 	started   time.Time
 	packets   int
@@ -189,6 +190,7 @@ func (r *matrixRelay) OnAnnounce(ctx *gortsplib.ServerHandlerOnAnnounceCtx) (*ba
 	}
 	p.stream, p.publisher, p.started = st, ctx.Session, time.Time{}
 	p.medias = map[*description.Media]*description.Media{}
+	p.reports = map[*description.Media]rtcp.SenderReport{}
 	p.reported = map[*description.Media]time.Time{}
 	for i, m := range ctx.Description.Medias {
 		p.medias[m] = desc.Medias[i]
@@ -236,10 +238,25 @@ func (r *matrixRelay) OnRecord(ctx *gortsplib.ServerHandlerOnRecordCtx) (*base.R
 	if p == nil {
 		return &base.Response{StatusCode: base.StatusNotFound}, nil
 	}
-	session := ctx.Session
-	ctx.Session.OnPacketRTPAny(func(m *description.Media, _ format.Format, pkt *rtp.Packet) {
+	// The publisher's sender reports, kept to time its packets with. Not
+	// gortsplib's ServerSession.PacketNTP: v4.16.2 adds the fraction of
+	// the report's NTP time as nanoseconds (a report sent at .9 of a
+	// second passes for 2.97 s later), so two tracks' reports sent
+	// either side of a second disagreed by up to 3.3 s, a camera whose
+	// sound the reports put seconds from its video.
+	ctx.Session.OnPacketRTCPAny(func(m *description.Media, pkt rtcp.Packet) {
+		if sr, ok := pkt.(*rtcp.SenderReport); ok {
+			r.mu.Lock()
+			if p.reports != nil {
+				p.reports[m] = *sr
+			}
+			r.mu.Unlock()
+		}
+	})
+	ctx.Session.OnPacketRTPAny(func(m *description.Media, f format.Format, pkt *rtp.Packet) {
 		r.mu.Lock()
 		st, sm := p.stream, p.medias[m]
+		sr, reported := p.reports[m]
 		drop := p.drop(time.Now())
 		r.mu.Unlock()
 		if st == nil || sm == nil || drop {
@@ -248,11 +265,11 @@ func (r *matrixRelay) OnRecord(ctx *gortsplib.ServerHandlerOnRecordCtx) (*base.R
 		// The stream rewrites the SSRC of the packet it is given: a copy,
 		// so that the publisher's session keeps its own.
 		c := *pkt
-		ntp, ok := session.PacketNTP(m, pkt)
-		if !ok {
+		if !reported || f.ClockRate() <= 0 {
 			_ = st.WritePacketRTP(sm, &c)
 			return
 		}
+		ntp := packetTime(sr, pkt.Timestamp, f.ClockRate())
 		_ = st.WritePacketRTPWithNTP(sm, &c, ntp)
 		if !r.senderReports {
 			return
@@ -293,8 +310,46 @@ func (p *relayPath) drop(now time.Time) bool {
 	return d
 }
 
+// packetTime is the publisher's clock at RTP time ts of a track whose
+// clock runs at rate, from the track's sender report sr.
+func packetTime(sr rtcp.SenderReport, ts uint32, rate int) time.Time {
+	return ntpToTime(sr.NTPTime).Add(time.Duration(int32(ts-sr.RTPTime)) * time.Second / time.Duration(rate))
+}
+
+// ntpToTime converts a time in the NTP format of sender reports (seconds
+// since 1900, 32.32 fixed point).
+func ntpToTime(v uint64) time.Time {
+	frac := time.Duration((v & 0xffffffff) * uint64(time.Second) >> 32)
+	return time.Unix(int64(v>>32)-2208988800, 0).Add(frac)
+}
+
 // ntpTime converts t to the NTP format of sender reports.
 func ntpTime(t time.Time) uint64 {
 	n := uint64(t.UnixNano()) + 2208988800*uint64(time.Second)
 	return (n/uint64(time.Second))<<32 | (n%uint64(time.Second))<<32/uint64(time.Second)
+}
+
+// TestRelayPacketTime: the relay times a packet from its track's sender
+// report, whatever the fraction of a second the report was sent at
+// (gortsplib's PacketNTP put a report sent at .9 s 2.97 s later).
+func TestRelayPacketTime(t *testing.T) {
+	base := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for _, frac := range []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond, 900 * time.Millisecond, 999 * time.Millisecond} {
+		at := base.Add(frac)
+		sr := rtcp.SenderReport{NTPTime: ntpTime(at), RTPTime: 4294967000}
+		for _, c := range []struct {
+			ts   uint32
+			rate int
+			want time.Duration
+		}{
+			{4294967000, 90000, 0},
+			{90000 - 296, 90000, time.Second},               // past the wrap
+			{4294967000 - 3*16000, 16000, -3 * time.Second}, // before the report
+		} {
+			got := packetTime(sr, c.ts, c.rate).Sub(at)
+			if d := got - c.want; d > time.Microsecond || d < -time.Microsecond {
+				t.Errorf("report at +%v, ts %d at %d Hz: %v after the report, want %v", frac, c.ts, c.rate, got, c.want)
+			}
+		}
+	}
 }
