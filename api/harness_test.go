@@ -24,6 +24,7 @@ import (
 	"github.com/vigia/vigia/sign"
 	"github.com/vigia/vigia/storage"
 	"github.com/vigia/vigia/storage/fs"
+	"github.com/vigia/vigia/testenv/headless"
 	"github.com/vigia/vigia/testenv/pgtest"
 )
 
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	pg.Close()
+	headless.Close()
 	os.Exit(code)
 }
 

@@ -12,15 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
 // DefaultChromium is the Debian chromium binary ("make deps" installs it).
 const DefaultChromium = "/usr/bin/chromium"
 
-// Browser is a headless Chromium driven over the DevTools protocol, with one
-// tab. Its console messages and uncaught exceptions are collected and
+// Browser is a tab of headless Chromium driven over the DevTools protocol. Its console messages and uncaught exceptions are collected and
 // logged when the test fails.
 type Browser struct {
 	// Ctx is the chromedp context of the tab: pass it to chromedp.Run.
@@ -30,54 +31,49 @@ type Browser struct {
 	logs []string
 }
 
-// Chromium starts headless Chromium ($VIGIA_CHROMIUM, or /usr/bin/chromium)
-// with a fresh profile for t and closes it when t ends. Autoplay is allowed
-// without a user gesture. A missing binary fails the test with a hint.
+// shared is the headless Chromium of the test process: every Browser is a
+// tab of its own, in a browser context of its own, in this one browser.
+var shared struct {
+	mu          sync.Mutex
+	root        context.Context // the browser's first tab, kept open
+	cancelRoot  context.CancelFunc
+	cancelAlloc context.CancelFunc
+	profile     string
+}
+
+// Chromium returns a tab of the test process's headless Chromium
+// ($VIGIA_CHROMIUM, or /usr/bin/chromium), in a fresh browser context (no
+// cookies, storage or cache shared with other tests), and closes it when t
+// ends. The browser starts with the first test that asks, and again if it
+// has exited. Autoplay is allowed without a user gesture; every tab is
+// 1280×800. A missing binary fails the test with a hint. Close stops the
+// browser: a package's TestMain calls it after the tests.
 func Chromium(t testing.TB) *Browser {
 	t.Helper()
-	exe := os.Getenv("VIGIA_CHROMIUM")
-	if exe == "" {
-		exe = DefaultChromium
-	}
-	if _, err := os.Stat(exe); err != nil {
-		t.Fatalf("chromium not found at %s (set VIGIA_CHROMIUM or run make deps): %v", exe, err)
-	}
-	// The profile is removed after the browser is closed (cleanups run
-	// last-registered first), retrying while Chromium's last writes land:
-	// t.TempDir's own cleanup fails the test when a file appears meanwhile.
-	profile, err := os.MkdirTemp("", "vigia-chromium-")
+	root, err := sharedBrowser()
 	if err != nil {
-		t.Fatalf("chromium profile: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		for range 20 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Logf("chromium profile %s left behind", profile)
-	})
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("mute-audio", true),
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-		// WebRTC peers on this machine are reached over loopback.
-		chromedp.Flag("allow-loopback-in-peer-connection", true),
-		chromedp.WindowSize(1280, 800),
+	// A browser context of its own, in a window of its own: headless
+	// Chromium opens no tab in a new context without one.
+	browser := cdp.WithExecutor(root, chromedp.FromContext(root).Browser)
+	bcID, err := target.CreateBrowserContext().Do(browser)
+	if err != nil {
+		t.Fatalf("chromium browser context: %v", err)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
+	tid, err := target.CreateTarget("about:blank").WithBrowserContextID(bcID).
+		WithNewWindow(true).WithWidth(1280).WithHeight(800).Do(browser)
+	if err != nil {
+		_ = target.DisposeBrowserContext(bcID).Do(browser)
+		t.Fatalf("chromium tab: %v", err)
+	}
+	ctx, cancel := chromedp.NewContext(root, chromedp.WithTargetID(tid))
+	cancelTab := func() {
+		cancel() // closes the tab
+		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer dcancel()
+		_ = target.DisposeBrowserContext(bcID).Do(cdp.WithExecutor(dctx, chromedp.FromContext(root).Browser))
+	}
 	b := &Browser{Ctx: ctx}
 	chromedp.ListenTarget(ctx, func(ev any) {
 		switch e := ev.(type) {
@@ -101,8 +97,7 @@ func Chromium(t testing.TB) *Browser {
 	})
 	if err := chromedp.Run(ctx); err != nil {
 		cancelTab()
-		cancelAlloc()
-		t.Fatalf("start chromium %s: %v", exe, err)
+		t.Fatalf("chromium tab: %v", err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -111,9 +106,85 @@ func Chromium(t testing.TB) *Browser {
 			}
 		}
 		cancelTab()
-		cancelAlloc()
 	})
 	return b
+}
+
+// sharedBrowser returns the context of the shared browser's first tab,
+// starting the browser when there is none or it has exited.
+func sharedBrowser() (context.Context, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.root != nil && shared.root.Err() == nil {
+		return shared.root, nil
+	}
+	closeLocked()
+	exe := os.Getenv("VIGIA_CHROMIUM")
+	if exe == "" {
+		exe = DefaultChromium
+	}
+	if _, err := os.Stat(exe); err != nil {
+		return nil, fmt.Errorf("chromium not found at %s (set VIGIA_CHROMIUM or run make deps): %w", exe, err)
+	}
+	profile, err := os.MkdirTemp("", "vigia-chromium-")
+	if err != nil {
+		return nil, fmt.Errorf("chromium profile: %w", err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.UserDataDir(profile),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+		// Tabs side by side all play and run their timers at full rate.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		// WebRTC peers on this machine are reached over loopback.
+		chromedp.Flag("allow-loopback-in-peer-connection", true),
+		chromedp.WindowSize(1280, 800),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	root, cancelRoot := chromedp.NewContext(actx)
+	shared.root, shared.cancelRoot, shared.cancelAlloc, shared.profile = root, cancelRoot, cancelAlloc, profile
+	if err := chromedp.Run(root); err != nil {
+		closeLocked()
+		return nil, fmt.Errorf("start chromium %s: %w", exe, err)
+	}
+	return root, nil
+}
+
+// Close stops the shared browser, if it was started, and removes its
+// profile.
+func Close() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	closeLocked()
+}
+
+func closeLocked() {
+	if shared.cancelRoot != nil {
+		shared.cancelRoot()
+		shared.cancelAlloc()
+	}
+	if shared.profile != "" {
+		// Retried while Chromium's last writes land.
+		for range 20 {
+			if os.RemoveAll(shared.profile) == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	shared.root, shared.cancelRoot, shared.cancelAlloc, shared.profile = nil, nil, nil, ""
 }
 
 func (b *Browser) add(line string) {
