@@ -45,7 +45,7 @@ E2E_MATRIX   := ^TestInteropMatrix$$
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
 
-.PHONY: all build run test test-go test-first race-beside lint-beside test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
+.PHONY: all build run test test-phases test-go test-first race-beside lint-idle test-alone test-alone-a test-alone-b test-race lint deps deps-apt deps-tools deps-npm deps-npm-onvif deps-npm-firefox bench soak soak-e2e soak-bench clean fuzz cluster
 
 all: build
 
@@ -56,19 +56,24 @@ build: deps-npm
 run: deps-apt build
 	./bin/vigia serve $(RUN_ARGS)
 
-## test: install what is missing, then two phases:
+## test: install what is missing, then the tests in two phases, with lint
+## beside them throughout:
 ##  1. side by side: every package not in RACE_PKGS, the e2e package first
 ##     and without E2E_ALONE (test-first); the race pass over RACE_PKGS,
 ##     compiled at the lowest priority, run at the normal one as soon as it
-##     is built (race-beside); lint (go vet, staticcheck) at the lowest
-##     priority (lint-beside);
-##  2. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b).
+##     is built (race-beside);
+##  2. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b);
+## lint (go vet, staticcheck) in the idle scheduling class across both
+## phases (lint-idle): only CPU no test and no compilation wants.
 ## Every package's tests run once: RACE_PKGS only under the race detector.
 ## go test's own vet pass is off: lint runs go vet's full set. Each part
 ## alone: make test-go (every package), make test-race, make lint,
 ## make test-alone. README, Time of make test's tests.
 test: deps
-	@$(MAKE) --no-print-directory -j3 test-first race-beside lint-beside
+	@$(MAKE) --no-print-directory -j2 test-phases lint-idle
+
+test-phases:
+	@$(MAKE) --no-print-directory -j2 test-first race-beside
 	@$(MAKE) --no-print-directory -j2 test-alone-a test-alone-b
 
 # The packages test-first runs: ./e2e first (go test builds and starts it
@@ -90,8 +95,10 @@ race-beside:
 	@nice -n 19 $(GO) build -race $(RACE_DEPS) >/dev/null 2>&1 || true
 	@$(MAKE) --no-print-directory test-race
 
-lint-beside:
-	@nice -n 19 $(MAKE) --no-print-directory lint
+# SCHED_IDLE: below even nice 19, so the race pass's compilation comes
+# first; a waking test preempts it at once.
+lint-idle:
+	@chrt --idle 0 $(MAKE) --no-print-directory lint
 
 # PKGS: the packages test-go runs; TEST_SKIP: tests it leaves out.
 PKGS ?= ./...
