@@ -54,6 +54,8 @@ type timeline struct {
 	base time.Time // due time of frame k after base is base + k*interval
 	k    int64
 	seq  uint16
+	// reported is the time of the last sender report (zero: none yet).
+	reported time.Time
 }
 
 func (t *timeline) due(rate float64) time.Time {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bluenviron/gortsplib/v4"
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
@@ -48,6 +49,15 @@ type testReader struct {
 	keep      bool
 	decodeErr int
 	reports   int
+	srs       []receivedReport
+}
+
+// receivedReport is a sender report as the reader received it.
+type receivedReport struct {
+	media   *description.Media
+	ntp     time.Time // the report's NTP time, read as RFC 3550 says
+	rtp     uint32
+	arrived time.Time
 }
 
 func dialReader(url, user, pass string, keepPayloads bool) (*testReader, error) {
@@ -129,10 +139,13 @@ func dialReader(url, user, pass string, keepPayloads bool) (*testReader, error) 
 			})
 		}
 	}
-	r.c.OnPacketRTCPAny(func(_ *description.Media, pkt rtcp.Packet) {
-		if _, ok := pkt.(*rtcp.SenderReport); ok {
+	r.c.OnPacketRTCPAny(func(m *description.Media, pkt rtcp.Packet) {
+		if sr, ok := pkt.(*rtcp.SenderReport); ok {
+			frac := time.Duration((sr.NTPTime & 0xffffffff) * uint64(time.Second) >> 32)
+			ntp := time.Unix(int64(sr.NTPTime>>32)-2208988800, 0).Add(frac)
 			r.mu.Lock()
 			r.reports++
+			r.srs = append(r.srs, receivedReport{media: m, ntp: ntp, rtp: sr.RTPTime, arrived: time.Now()})
 			r.mu.Unlock()
 		}
 	})
@@ -188,6 +201,13 @@ func (r *testReader) counts() (video, audio, decodeErrs, reports int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.video), len(r.audioPTS), r.decodeErr, r.reports
+}
+
+// senderReports returns the sender reports received so far.
+func (r *testReader) senderReports() []receivedReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]receivedReport(nil), r.srs...)
 }
 
 // statusCode extracts the RTSP status of a client error, or 0.

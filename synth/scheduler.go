@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bluenviron/gortsplib/v4/pkg/description"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"go.uber.org/zap"
 )
@@ -156,5 +157,16 @@ func (c *camera) write(medi *description.Media, pt uint8, tl *timeline, ts uint3
 			return false
 		}
 	}
+	// A sender report with the first frame and every senderReportEvery
+	// after, tying the track's RTP time to the wall clock as cameras do
+	// (the fleet's cameras send theirs on the same period).
+	if tl.reported.IsZero() || ntp.Sub(tl.reported) >= senderReportEvery {
+		tl.reported = ntp
+		_ = c.stream.WritePacketRTCP(medi, &rtcp.SenderReport{NTPTime: ntpTime(ntp), RTPTime: ts})
+	}
 	return true
 }
+
+// senderReportEvery is the period of a synthetic camera's sender reports,
+// each track's.
+const senderReportEvery = 5 * time.Second

@@ -56,6 +56,10 @@ func (s *Server) Start() error {
 		Handler:        &handler{s: s},
 		RTSPAddress:    s.cfg.Addr,
 		WriteQueueSize: 1024,
+		// The cameras send their own sender reports (camera.write):
+		// gortsplib v4.16.2's put the nanoseconds where the NTP fraction
+		// of a second goes, up to 0.77 s early.
+		DisableRTCPSenderReports: true,
 		Listen: func(network, address string) (net.Listener, error) {
 			ln, err := net.Listen(network, address)
 			if err == nil {

@@ -120,6 +120,10 @@ func StartStampCamera(cfg StampConfig) (*StampCamera, error) {
 		// packets queued meanwhile, not a hole in the sound (the default
 		// queue, 256 packets, is 2 s of the video).
 		WriteQueueSize: 4096,
+		// The camera sends its own sender reports (sound): gortsplib
+		// v4.16.2's put the nanoseconds where the NTP fraction of a second
+		// goes, up to 0.77 s early.
+		DisableRTCPSenderReports: true,
 		Listen: func(network, address string) (net.Listener, error) {
 			ln, err := net.Listen(network, address)
 			if err == nil {
@@ -286,8 +290,7 @@ func (c *StampCamera) drawnAt(k int64) time.Time {
 // sound sends the camera's audio every 20 ms, and a sender report of each
 // track every second, until Close. The reports tie each track's RTP time
 // to the wall clock from the start, as cameras' do, so that a reader
-// places the audio against the video by them within a second (the RTSP
-// server's own come every 10 s).
+// places the audio against the video by them within a second.
 func (c *StampCamera) sound() {
 	defer c.wg.Done()
 	c.audio.t0 = time.Now()
