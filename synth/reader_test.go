@@ -141,11 +141,9 @@ func dialReader(url, user, pass string, keepPayloads bool) (*testReader, error) 
 	}
 	r.c.OnPacketRTCPAny(func(m *description.Media, pkt rtcp.Packet) {
 		if sr, ok := pkt.(*rtcp.SenderReport); ok {
-			frac := time.Duration((sr.NTPTime & 0xffffffff) * uint64(time.Second) >> 32)
-			ntp := time.Unix(int64(sr.NTPTime>>32)-2208988800, 0).Add(frac)
 			r.mu.Lock()
 			r.reports++
-			r.srs = append(r.srs, receivedReport{media: m, ntp: ntp, rtp: sr.RTPTime, arrived: time.Now()})
+			r.srs = append(r.srs, receivedReport{media: m, ntp: ntpToTime(sr.NTPTime), rtp: sr.RTPTime, arrived: time.Now()})
 			r.mu.Unlock()
 		}
 	})
@@ -201,6 +199,13 @@ func (r *testReader) counts() (video, audio, decodeErrs, reports int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.video), len(r.audioPTS), r.decodeErr, r.reports
+}
+
+// ntpToTime reads a time in the NTP format of sender reports (RFC 3550:
+// seconds since 1900, 32.32 fixed point); ntpTime writes it.
+func ntpToTime(v uint64) time.Time {
+	frac := time.Duration((v & 0xffffffff) * uint64(time.Second) >> 32)
+	return time.Unix(int64(v>>32)-2208988800, 0).Add(frac)
 }
 
 // senderReports returns the sender reports received so far.

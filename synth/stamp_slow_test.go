@@ -83,8 +83,7 @@ func TestStampCameraSlowEncoder(t *testing.T) {
 			return
 		}
 		// The instant of the packet's timestamp, by the camera's report.
-		ns := int64(sr.NTPTime>>32-2208988800)*int64(time.Second) + int64((sr.NTPTime&0xffffffff)*uint64(time.Second)>>32)
-		at := time.Unix(0, ns).Add(time.Duration(int32(pkt.Timestamp-sr.RTPTime)) * time.Second / 90000)
+		at := ntpToTime(sr.NTPTime).Add(time.Duration(int32(pkt.Timestamp-sr.RTPTime)) * time.Second / 90000)
 		late = time.Since(at)
 		frames++
 	})

@@ -21,8 +21,9 @@ import (
 // DefaultChromium is the Debian chromium binary ("make deps" installs it).
 const DefaultChromium = "/usr/bin/chromium"
 
-// Browser is a tab of headless Chromium driven over the DevTools protocol. Its console messages and uncaught exceptions are collected and
-// logged when the test fails.
+// Browser is a tab of headless Chromium driven over the DevTools protocol.
+// Its console messages and uncaught exceptions are collected and logged
+// when the test fails.
 type Browser struct {
 	// Ctx is the chromedp context of the tab: pass it to chromedp.Run.
 	Ctx context.Context
@@ -56,7 +57,8 @@ func Chromium(t testing.TB) *Browser {
 	}
 	// A browser context of its own, in a window of its own: headless
 	// Chromium opens no tab in a new context without one.
-	browser := cdp.WithExecutor(root, chromedp.FromContext(root).Browser)
+	chrome := chromedp.FromContext(root).Browser
+	browser := cdp.WithExecutor(root, chrome)
 	bcID, err := target.CreateBrowserContext().Do(browser)
 	if err != nil {
 		t.Fatalf("chromium browser context: %v", err)
@@ -72,7 +74,7 @@ func Chromium(t testing.TB) *Browser {
 		cancel() // closes the tab
 		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer dcancel()
-		_ = target.DisposeBrowserContext(bcID).Do(cdp.WithExecutor(dctx, chromedp.FromContext(root).Browser))
+		_ = target.DisposeBrowserContext(bcID).Do(cdp.WithExecutor(dctx, chrome))
 	}
 	b := &Browser{Ctx: ctx}
 	chromedp.ListenTarget(ctx, func(ev any) {
