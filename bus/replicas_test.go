@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -22,12 +21,7 @@ func startJetStreamCluster(t *testing.T, n int) string {
 	t.Helper()
 	ports := make([]int, n)
 	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		l.Close()
+		ports[i] = testenv.FreePort(t)
 	}
 	var routes []*url.URL
 	for _, p := range ports {

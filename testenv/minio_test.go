@@ -1,7 +1,10 @@
 package testenv
 
 import (
+	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -84,7 +87,36 @@ func TestToolsDir(t *testing.T) {
 }
 
 func TestFreePort(t *testing.T) {
-	if p := FreePort(t); p <= 0 || p > 65535 {
-		t.Fatalf("FreePort() = %d", p)
+	lo, hi := freePortRange()
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eLo, eHi int
+	if _, err := fmt.Sscan(string(b), &eLo, &eHi); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for range 200 {
+		p := FreePort(t)
+		if p < lo || p >= hi || p > 65535 {
+			t.Fatalf("FreePort() = %d, want in [%d, %d)", p, lo, hi)
+		}
+		if p >= eLo && p <= eHi {
+			t.Fatalf("FreePort() = %d, in the ephemeral range [%d, %d]", p, eLo, eHi)
+		}
+		if seen[p] {
+			t.Fatalf("FreePort() returned %d twice", p)
+		}
+		seen[p] = true
+	}
+	// A port in use is never returned.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if portFree(l.Addr().(*net.TCPAddr).Port) {
+		t.Fatalf("portFree(%d) with a listener on it", l.Addr().(*net.TCPAddr).Port)
 	}
 }

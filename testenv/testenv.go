@@ -9,10 +9,14 @@ package testenv
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -45,18 +49,83 @@ func Tool(t testing.TB, name string) string {
 	return p
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a port on 127.0.0.1, free for TCP and UDP a moment ago,
+// that this process has not returned before.
+//
+// The port is taken below the kernel's ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range): a port from that range, as
+// "127.0.0.1:0" gives, can be taken as the source port of any outgoing
+// connection on the machine (a NATS route, an S3 request) between the moment
+// it is returned and the moment a server binds it. Below the range only an
+// explicit bind can take it.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := PickPort()
 	if err != nil {
-		t.Fatalf("free port: %v", err)
+		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatalf("free port: %v", err)
+	return p
+}
+
+// PickPort is FreePort for code without a test at hand.
+func PickPort() (int, error) {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	lo, hi := freePortRange()
+	n := hi - lo
+	start := mrand.IntN(n)
+	for i := range n {
+		p := lo + (start+i)%n
+		if portsGiven[p] || !portFree(p) {
+			continue
+		}
+		portsGiven[p] = true
+		return p, nil
 	}
-	return port
+	return 0, fmt.Errorf("free port: none free in [%d, %d)", lo, hi)
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// freePortRange returns [lo, hi): the ports from 10000 up to the start of the
+// kernel's ephemeral range, or above its end when that leaves too few.
+func freePortRange() (lo, hi int) {
+	eLo, eHi := 32768, 60999 // Linux's default
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			a, errA := strconv.Atoi(f[0])
+			z, errZ := strconv.Atoi(f[1])
+			if errA == nil && errZ == nil && a <= z {
+				eLo, eHi = a, z
+			}
+		}
+	}
+	if eLo-10000 >= 2000 {
+		return 10000, eLo
+	}
+	if 65536-(eHi+1) >= 2000 {
+		return eHi + 1, 65536
+	}
+	return 10000, 65536 // no room outside the range: any port, checked
+}
+
+// portFree reports whether 127.0.0.1:p can be bound for TCP and for UDP.
+func portFree(p int) bool {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer l.Close()
+	u, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	u.Close()
+	return true
 }
 
 // NewBucketName returns a valid S3 bucket name unique to this test run,

@@ -2,7 +2,6 @@ package rtmp
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -53,17 +52,6 @@ func (c *collector) lastTracks() []*media.Track {
 		return nil
 	}
 	return c.tracks[len(c.tracks)-1]
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // runSource runs src in the background until the test ends; the returned

@@ -73,7 +73,7 @@ func TestPullPrivateAddressRefused(t *testing.T) {
 func TestPullFFmpegListen(t *testing.T) {
 	t.Parallel()
 	clip := fixtureMP4(t)
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	url := fmt.Sprintf("rtmp://127.0.0.1:%d/live/stream", port)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()

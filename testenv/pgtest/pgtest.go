@@ -9,7 +9,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -112,12 +111,11 @@ func Start() (*Server, error) {
 
 // start runs the server on a fresh free port and waits until it answers.
 func (s *Server) start(bin, data string, cred *syscall.Credential) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testenv.PickPort()
 	if err != nil {
 		return err
 	}
-	s.Port = l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
+	s.Port = port
 	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(s.Port), "-k", s.dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "shared_buffers=16MB", "-c", "max_connections=200")
