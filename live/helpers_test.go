@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -137,6 +138,26 @@ func (s *source) next() []*media.Unit {
 	u.Track, u.PTS, u.DTS, u.Time = 0, pts, pts, s.start.Add(pts)
 	s.n++
 	return append(out, &u)
+}
+
+// untilDue waits until the time of pts in the run (start + pts) and
+// reports whether it came before ctx ended. A source paced so keeps to the
+// wall clock on a loaded machine: what a stall held back goes at once
+// after it, as a camera's packets do after a network stall, where a
+// ticker would drop ticks and put the stream behind for good.
+func (s *source) untilDue(ctx context.Context, pts time.Duration) bool {
+	wait := time.Until(s.start.Add(pts))
+	if wait <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(wait)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
 }
 
 // key reports whether the next video unit is a keyframe.

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -352,19 +353,16 @@ func TestWebRTCG711(t *testing.T) {
 	c.Tracks(src.tracks())
 	play(t, c, src)
 	// The camera's G.711: units of 60 ms (as ingest gathers them), each
-	// 20 ms of it a count.
-	done := make(chan struct{})
+	// 20 ms of it a count, sent when the unit's last sample is due, 0.3 s
+	// before the video of its time (on the video's clock, src.start).
+	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
-	t.Cleanup(func() { close(done); <-stopped })
+	t.Cleanup(func() { cancel(); <-stopped })
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(60 * time.Millisecond)
-		defer tick.Stop()
 		for i := 0; ; i += 3 {
-			select {
-			case <-done:
+			if !src.untilDue(ctx, time.Duration(i+3)*20*time.Millisecond) {
 				return
-			case <-tick.C:
 			}
 			p := make([]byte, 480)
 			for j := range p {
@@ -402,6 +400,7 @@ func TestWebRTCG711(t *testing.T) {
 	if d := av - vv; d < -40*time.Millisecond-held || d > 60*time.Millisecond+held {
 		t.Errorf("G.711 arrives %v after its time, video %v: want them together (within [-40 ms, 60 ms] widened by %v held back)", av, vv, held)
 	}
+	t.Logf("arrival after the sender reports' time: G.711 %v, video %v (%v held back)", av, vv, held)
 	g.mu.Lock()
 	pkts := slices.Clone(g.arrived["audio"])
 	g.mu.Unlock()

@@ -88,15 +88,11 @@ func play(t *testing.T, c vstream.Consumer, src *source) {
 	t.Cleanup(func() { cancel(); <-done })
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(src.frameTime(1))
-		defer tick.Stop()
 		for {
-			select {
-			case <-ctx.Done():
+			if !src.untilDue(ctx, src.frameTime(src.n)) {
 				return
-			case <-tick.C:
-				src.burst(c, 1)
 			}
+			src.burst(c, 1)
 		}
 	}()
 }
