@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -88,8 +90,9 @@ type decodedFrame struct {
 }
 
 // probeSegment reads path with ffprobe (streams and packets) and decodes
-// it with FFmpeg: every stream, and the MD5 of each video frame scaled to
-// 320x180, as the clips' references are (clip.md5s).
+// it with FFmpeg once: the MD5 of each video frame scaled to 320x180, as
+// the clips' references are (clip.md5s), and the audio as PCM, where the
+// beeps are found.
 func probeSegment(path string) (*segmentProbe, error) {
 	out, err := exec.Command("ffprobe", "-v", "error", "-count_packets",
 		"-show_entries", "stream=index,codec_type,codec_name,width,height,sample_rate,channels,time_base,start_time,duration,nb_read_packets",
@@ -125,17 +128,50 @@ func probeSegment(path string) (*segmentProbe, error) {
 	if p.Audio != nil {
 		p.AudioSpan = span(raw.Packets, p.Audio.Index, p.Audio.TimeBase)
 	}
-	cmd := exec.Command("ffmpeg", "-hide_banner", "-v", "error", "-copyts", "-i", path,
-		"-map", "0:v:0", "-vf", "scale=320:180:flags=neighbor", "-fps_mode", "passthrough", "-enc_time_base", "-1", "-f", "framemd5", "-",
-		"-map", "0:a?", "-f", "null", "-")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	md5s, err := cmd.Output()
-	if err != nil {
+	// One decoding: the video's frame MD5s on standard output, the first
+	// audio stream as mono PCM on descriptor 3, errors on standard error.
+	args := []string{"-hide_banner", "-v", "error", "-copyts", "-i", path,
+		"-map", "0:v:0", "-vf", "scale=320:180:flags=neighbor", "-fps_mode", "passthrough", "-enc_time_base", "-1", "-f", "framemd5", "-"}
+	if p.Audio != nil {
+		args = append(args, "-map", "0:a:0", "-ac", "1", "-f", "s16le", "pipe:3")
+	}
+	cmd := exec.Command("ffmpeg", args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var pcm []byte
+	var pcmDone chan error
+	if p.Audio != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		cmd.ExtraFiles = []*os.File{w}
+		if err := cmd.Start(); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("ffmpeg decoding %s: %w", filepath.Base(path), err)
+		}
+		w.Close() // the child's copy stays open
+		pcmDone = make(chan error, 1)
+		go func() { // ends when ffmpeg closes descriptor 3
+			var err error
+			pcm, err = io.ReadAll(r)
+			pcmDone <- err
+		}()
+	} else if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("ffmpeg decoding %s: %w", filepath.Base(path), err)
+	}
+	if pcmDone != nil {
+		if err := <-pcmDone; err != nil {
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("ffmpeg decoding the audio of %s: %w", filepath.Base(path), err)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("ffmpeg decoding %s: %v: %s", filepath.Base(path), err, firstLines(stderr.String(), 5))
 	}
 	p.Decode = stderr.String()
-	for _, line := range strings.Split(string(md5s), "\n") {
+	for _, line := range strings.Split(stdout.String(), "\n") {
 		if line == "" || line[0] == '#' {
 			continue
 		}
@@ -148,10 +184,6 @@ func probeSegment(path string) (*segmentProbe, error) {
 	}
 	if p.Audio != nil {
 		rate, _ := strconv.Atoi(p.Audio.SampleRate)
-		pcm, err := exec.Command("ffmpeg", "-hide_banner", "-v", "error", "-i", path, "-map", "0:a:0", "-ac", "1", "-f", "s16le", "-").Output()
-		if err != nil {
-			return nil, fmt.Errorf("ffmpeg decoding the audio of %s: %w", filepath.Base(path), err)
-		}
 		for _, at := range beepStarts(pcm, rate) {
 			p.Beeps = append(p.Beeps, p.Audio.start()+at)
 		}
@@ -333,7 +365,13 @@ func (j segmentJudgement) judge(p *segmentProbe) (problems []string, firstPos, l
 			bad("audio spans %.3f-%.3f s, video %.3f-%.3f s", as[0], as[1], vs[0], vs[1])
 		}
 		if j.sync {
-			for _, off := range j.syncOffsets(p, pos) {
+			offs := j.syncOffsets(p, pos)
+			// The clip beeps every second: a segment of 1.5 s or more
+			// holds a whole beep and the frame it goes with.
+			if len(offs) == 0 && vs[1]-vs[0] >= 1.5 {
+				bad("no beep found in %.1f s of audio (sync not judged)", as[1]-as[0])
+			}
+			for _, off := range offs {
 				if off < -syncEarly || off > syncLate {
 					bad("audio %+.0f ms off the video (a beep against its frame)", off*1000)
 					break
