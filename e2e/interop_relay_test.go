@@ -17,6 +17,7 @@ import (
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 
+	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/testenv"
 )
 
@@ -283,7 +284,7 @@ func (r *matrixRelay) OnRecord(ctx *gortsplib.ServerHandlerOnRecordCtx) (*base.R
 		}
 		r.mu.Unlock()
 		if due {
-			_ = st.WritePacketRTCP(sm, &rtcp.SenderReport{SSRC: c.SSRC, NTPTime: ntpTime(ntp), RTPTime: c.Timestamp})
+			_ = st.WritePacketRTCP(sm, &rtcp.SenderReport{SSRC: c.SSRC, NTPTime: media.NTPTime(ntp), RTPTime: c.Timestamp})
 		}
 	})
 	return &base.Response{StatusCode: base.StatusOK}, nil
@@ -313,20 +314,7 @@ func (p *relayPath) drop(now time.Time) bool {
 // packetTime is the publisher's clock at RTP time ts of a track whose
 // clock runs at rate, from the track's sender report sr.
 func packetTime(sr rtcp.SenderReport, ts uint32, rate int) time.Time {
-	return ntpToTime(sr.NTPTime).Add(time.Duration(int32(ts-sr.RTPTime)) * time.Second / time.Duration(rate))
-}
-
-// ntpToTime converts a time in the NTP format of sender reports (seconds
-// since 1900, 32.32 fixed point).
-func ntpToTime(v uint64) time.Time {
-	frac := time.Duration((v & 0xffffffff) * uint64(time.Second) >> 32)
-	return time.Unix(int64(v>>32)-2208988800, 0).Add(frac)
-}
-
-// ntpTime converts t to the NTP format of sender reports.
-func ntpTime(t time.Time) uint64 {
-	n := uint64(t.UnixNano()) + 2208988800*uint64(time.Second)
-	return (n/uint64(time.Second))<<32 | (n%uint64(time.Second))<<32/uint64(time.Second)
+	return media.NTPToTime(sr.NTPTime).Add(time.Duration(int32(ts-sr.RTPTime)) * time.Second / time.Duration(rate))
 }
 
 // TestRelayPacketTime: the relay times a packet from its track's sender
@@ -336,7 +324,7 @@ func TestRelayPacketTime(t *testing.T) {
 	base := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	for _, frac := range []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond, 900 * time.Millisecond, 999 * time.Millisecond} {
 		at := base.Add(frac)
-		sr := rtcp.SenderReport{NTPTime: ntpTime(at), RTPTime: 4294967000}
+		sr := rtcp.SenderReport{NTPTime: media.NTPTime(at), RTPTime: 4294967000}
 		for _, c := range []struct {
 			ts   uint32
 			rate int

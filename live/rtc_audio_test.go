@@ -147,18 +147,13 @@ func (c *avClient) offsets(kind string, clock int) []time.Duration {
 	defer c.mu.Unlock()
 	srs := c.reports[c.ssrc[kind]]
 	sr := srs[len(srs)-1]
-	base := ntpToTime(sr.NTPTime)
+	base := media.NTPToTime(sr.NTPTime)
 	var out []time.Duration
 	for _, a := range c.arrived[kind] {
 		at := base.Add(time.Duration(int32(a.ts-sr.RTPTime)) * time.Second / time.Duration(clock))
 		out = append(out, a.at.Sub(at))
 	}
 	return out
-}
-
-func ntpToTime(n uint64) time.Time {
-	secs := int64(n>>32) - 2208988800
-	return time.Unix(secs, int64((n&0xffffffff)*1e9>>32))
 }
 
 func median(d []time.Duration) time.Duration {

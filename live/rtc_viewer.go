@@ -423,7 +423,7 @@ func (s *sent) report(ssrc uint32) rtcp.Packet {
 	if s.packets == 0 {
 		return nil
 	}
-	return &rtcp.SenderReport{SSRC: ssrc, NTPTime: ntpTime(s.ntp), RTPTime: s.ts,
+	return &rtcp.SenderReport{SSRC: ssrc, NTPTime: media.NTPTime(s.ntp), RTPTime: s.ts,
 		PacketCount: s.packets, OctetCount: s.octets}
 }
 
@@ -450,13 +450,4 @@ func (v *viewer) sendReports() {
 	if err := v.pc.WriteRTCP(pkts); err != nil {
 		v.log.Debug("webrtc sender report not sent", zap.Error(err))
 	}
-}
-
-// ntpTime returns t in the NTP format (RFC 5905): seconds since 1900 in
-// the high 32 bits, the fraction in the low.
-func ntpTime(t time.Time) uint64 {
-	ns := t.UnixNano()
-	secs := uint64(ns/1e9) + 2208988800
-	frac := uint64(ns%1e9) << 32 / 1e9
-	return secs<<32 | frac
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/vigia/vigia/media"
 )
 
 // fleetScratch is the scheduler's reusable space for one write.
@@ -187,20 +189,14 @@ func (s *fleetSession) senderReports(sc *fleetScratch, bufs [][]byte, fr *wireFr
 	return append(bufs, b), n
 }
 
-// ntpEpochOffset is the seconds from 1900 (NTP) to 1970 (Unix).
-const ntpEpochOffset = 2208988800
-
 // appendSenderReport appends an interleaved RTCP sender report of t: its
 // last frame's timestamp at the wall-clock time it was due (epoch plus its
 // due time), and its packet
 // and octet counts with those of the frame going out with the report.
 func appendSenderReport(b []byte, t *trackSession, epoch time.Time, packets, octets uint32) []byte {
 	b = append(b, '$', t.channel+1, 0, senderReportSize, 0x80, 200, 0, senderReportSize/4-1)
-	ns := epoch.Add(t.lastAt).UnixNano()
-	sec := uint64(ns/1e9) + ntpEpochOffset
-	frac := (uint64(ns%1e9) << 32) / 1e9
 	b = binary.BigEndian.AppendUint32(b, t.ssrc)
-	b = binary.BigEndian.AppendUint64(b, sec<<32|frac)
+	b = binary.BigEndian.AppendUint64(b, media.NTPTime(epoch.Add(t.lastAt)))
 	b = binary.BigEndian.AppendUint32(b, t.lastTS)
 	b = binary.BigEndian.AppendUint32(b, t.packets+packets)
 	return binary.BigEndian.AppendUint32(b, t.octets+octets)

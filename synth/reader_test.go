@@ -17,6 +17,8 @@ import (
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/vigia/vigia/media"
 )
 
 // videoAU is one access unit received by a testReader.
@@ -143,7 +145,7 @@ func dialReader(url, user, pass string, keepPayloads bool) (*testReader, error) 
 		if sr, ok := pkt.(*rtcp.SenderReport); ok {
 			r.mu.Lock()
 			r.reports++
-			r.srs = append(r.srs, receivedReport{media: m, ntp: ntpToTime(sr.NTPTime), rtp: sr.RTPTime, arrived: time.Now()})
+			r.srs = append(r.srs, receivedReport{media: m, ntp: media.NTPToTime(sr.NTPTime), rtp: sr.RTPTime, arrived: time.Now()})
 			r.mu.Unlock()
 		}
 	})
@@ -199,13 +201,6 @@ func (r *testReader) counts() (video, audio, decodeErrs, reports int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.video), len(r.audioPTS), r.decodeErr, r.reports
-}
-
-// ntpToTime reads a time in the NTP format of sender reports (RFC 3550:
-// seconds since 1900, 32.32 fixed point); ntpTime writes it.
-func ntpToTime(v uint64) time.Time {
-	frac := time.Duration((v & 0xffffffff) * uint64(time.Second) >> 32)
-	return time.Unix(int64(v>>32)-2208988800, 0).Add(frac)
 }
 
 // senderReports returns the sender reports received so far.

@@ -8,6 +8,8 @@ import (
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"go.uber.org/zap"
+
+	"github.com/vigia/vigia/media"
 )
 
 const (
@@ -162,7 +164,7 @@ func (c *camera) write(medi *description.Media, pt uint8, tl *timeline, ts uint3
 	// (the fleet's cameras send theirs on the same period).
 	if tl.reported.IsZero() || ntp.Sub(tl.reported) >= senderReportEvery {
 		tl.reported = ntp
-		_ = c.stream.WritePacketRTCP(medi, &rtcp.SenderReport{NTPTime: ntpTime(ntp), RTPTime: ts})
+		_ = c.stream.WritePacketRTCP(medi, &rtcp.SenderReport{NTPTime: media.NTPTime(ntp), RTPTime: ts})
 	}
 	return true
 }

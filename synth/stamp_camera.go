@@ -16,6 +16,8 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/format"
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
+
+	"github.com/vigia/vigia/media"
 )
 
 // StampConfig configures a StampCamera.
@@ -318,19 +320,13 @@ func (c *StampCamera) sound() {
 			videoTS, videoNTP := c.lastTS, c.lastNTP
 			c.drawnMu.Unlock()
 			if !audioNTP.IsZero() {
-				_ = c.stream.WritePacketRTCP(c.audio.medi, &rtcp.SenderReport{NTPTime: ntpTime(audioNTP), RTPTime: audioTS})
+				_ = c.stream.WritePacketRTCP(c.audio.medi, &rtcp.SenderReport{NTPTime: media.NTPTime(audioNTP), RTPTime: audioTS})
 			}
 			if !videoNTP.IsZero() {
-				_ = c.stream.WritePacketRTCP(c.medi, &rtcp.SenderReport{NTPTime: ntpTime(videoNTP), RTPTime: videoTS})
+				_ = c.stream.WritePacketRTCP(c.medi, &rtcp.SenderReport{NTPTime: media.NTPTime(videoNTP), RTPTime: videoTS})
 			}
 		}
 	}
-}
-
-// ntpTime returns t in the NTP format (RFC 5905).
-func ntpTime(t time.Time) uint64 {
-	ns := t.UnixNano()
-	return (uint64(ns/1e9)+2208988800)<<32 | uint64(ns%1e9)<<32/1e9
 }
 
 func (c *StampCamera) closeAudio() {

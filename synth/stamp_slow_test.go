@@ -15,6 +15,7 @@ import (
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 
+	"github.com/vigia/vigia/media"
 	"github.com/vigia/vigia/testenv"
 )
 
@@ -83,7 +84,7 @@ func TestStampCameraSlowEncoder(t *testing.T) {
 			return
 		}
 		// The instant of the packet's timestamp, by the camera's report.
-		at := ntpToTime(sr.NTPTime).Add(time.Duration(int32(pkt.Timestamp-sr.RTPTime)) * time.Second / 90000)
+		at := media.NTPToTime(sr.NTPTime).Add(time.Duration(int32(pkt.Timestamp-sr.RTPTime)) * time.Second / 90000)
 		late = time.Since(at)
 		frames++
 	})

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/vigia/vigia/media"
 )
 
 // TestReaderKeepsSoundWithLateVideo: a camera whose clock is right, whose
@@ -52,8 +54,7 @@ func checkSoundWithVideo(t *testing.T, delay func(time.Duration) time.Duration, 
 	)
 	base := time.Unix(1_700_000_000, 0)
 	ntp := func(at time.Duration) uint64 {
-		n := uint64(base.Add(at).UnixNano()) + 2208988800*uint64(time.Second)
-		return (n/uint64(time.Second))<<32 | (n%uint64(time.Second))<<32/uint64(time.Second)
+		return media.NTPTime(base.Add(at))
 	}
 	type event struct {
 		kind   int           // 0 video frame, 1 sound packet, 2 sender reports

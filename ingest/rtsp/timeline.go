@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/vigia/vigia/ingest"
+	"github.com/vigia/vigia/media"
 )
 
 // unwrapper turns a track's 32-bit RTP timestamps into a continuous count
@@ -149,15 +150,10 @@ func (t *timeline) reported(idx int, ts uint32, rate int) (int64, bool) {
 		return 0, false
 	}
 	// The camera's clock at ts, then the video's RTP time at that instant.
-	at := ntpNanos(a.ntp) + int64(ticksToDuration(int64(int32(ts-a.rtp)), rate))
-	vts := v.rtp + uint32(durationToTicks(time.Duration(at-ntpNanos(v.ntp)), 90000))
+	at := media.NTPToTime(a.ntp).Add(ticksToDuration(int64(int32(ts-a.rtp)), rate))
+	vts := v.rtp + uint32(durationToTicks(at.Sub(media.NTPToTime(v.ntp)), 90000))
 	vt := t.video.ticks + int64(int32(vts-t.video.prev))
 	return vt * int64(rate) / 90000, true
-}
-
-// ntpNanos converts an NTP time to nanoseconds since its epoch.
-func ntpNanos(ntp uint64) int64 {
-	return int64(ntp>>32)*int64(time.Second) + int64((ntp&0xffffffff)*uint64(time.Second)>>32)
 }
 
 // otherTicks unwraps a timestamp of track idx, whose clock runs at rate.

@@ -3,6 +3,8 @@ package rtsp
 import (
 	"testing"
 	"time"
+
+	"github.com/vigia/vigia/media"
 )
 
 // TestUnwrapperAbsorbsJumps: RTP timestamps of a stream with B-frames, in
@@ -60,8 +62,7 @@ func TestTimelinePlacesAudio(t *testing.T) {
 	frameDur := time.Second / 15
 	// ntp returns the NTP time of the camera's clock d after base.
 	ntp := func(d time.Duration) uint64 {
-		n := uint64(base.Add(d).UnixNano()) + 2208988800*uint64(time.Second)
-		return (n/uint64(time.Second))<<32 | (n%uint64(time.Second))<<32/uint64(time.Second)
+		return media.NTPTime(base.Add(d))
 	}
 	const v0, a0 = 1000, 7000 // the tracks' first RTP times
 	for _, tc := range []struct {
