@@ -285,11 +285,13 @@ func (m *mediaMTX) publishing(path string) bool {
 	return strings.Contains(m.log.String(), "is publishing to path '"+path+"'")
 }
 
-// freeUDPPair returns an even UDP port whose next port is free too.
+// freeUDPPair returns an even UDP port whose next port is free too, below
+// the kernel's ephemeral range (32768 up by default), where no socket bound
+// to port 0 can take it meanwhile (testenv.FreePort).
 func freeUDPPair(t *testing.T) int {
 	t.Helper()
 	for range 50 {
-		p := 20000 + 2*rand.IntN(15000)
+		p := 20000 + 2*rand.IntN(6000)
 		a, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
 			continue
