@@ -80,8 +80,11 @@ test-phases:
 # first), then all but RACE_PKGS.
 FIRST_PKGS = ./e2e $(filter-out $(shell $(GO) list $(RACE_PKGS) ./e2e),$(shell $(GO) list ./...))
 
+# Three packages at once: the e2e package holds one slot for most of the
+# phase, and the other packages, most of them waiting on servers and clocks,
+# would otherwise follow each other in the one left.
 test-first:
-	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)'
+	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)' GO_P=3
 
 # The packages the race pass's test binaries are built from, but for the
 # packages under test themselves (compiled again with their tests).
@@ -103,12 +106,15 @@ race-beside:
 lint-idle:
 	@chrt --idle 0 $(MAKE) --no-print-directory lint
 
-# PKGS: the packages test-go runs; TEST_SKIP: tests it leaves out.
+# PKGS: the packages test-go runs; TEST_SKIP: tests it leaves out; GO_P:
+# how many packages it builds and tests at once (go test -p; the number of
+# cores when empty).
 PKGS ?= ./...
 TEST_SKIP ?=
+GO_P ?=
 test-go:
 	@[ -n "$(VIGIA_MEDIAMTX)" ] || echo "MediaMTX cells of the interop matrix will not run: no $(PEERS_DIR)/mediamtx.xz and VIGIA_MEDIAMTX unset"
-	$(GO) test -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
+	$(GO) test -count=1 -vet=off $(if $(GO_P),-p $(GO_P)) -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
 
 # The E2E_ALONE tests, in two test processes side by side (each test
 # watches its own process's heap); test-alone runs them one by one.

@@ -179,13 +179,15 @@ func TestAPISpecCalls(t *testing.T) {
 		"stream": "0", "dns": host, "port": port, "user": "admin", "pass": "pw"}, 201)
 	shape(t, "camera updated", one(t, "update camera", v), map[string]string{"id": "number", "stream_status": "number", "status_description": "string"})
 
-	// The recorder picks the camera up from the registry within seconds.
+	// The recorder picks the camera up from the registry within seconds;
+	// its resolution is known from its first keyframe, which may come a
+	// moment after the status turns ONLINE (the connection is up).
 	var listed map[string]any
-	testenv.WaitFor(t, 30*time.Second, "camera ONLINE in the listing", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "camera ONLINE in the listing, with its resolution", func() bool {
 		v := api.call("GET", "/api/v4/cameras"+ut+"&p=hls", nil, 200)
 		data := v.(map[string]any)["data"].([]any)
 		for _, d := range data {
-			if m := d.(map[string]any); m["id"] == id && m["stream_status_desc"] == "ONLINE" {
+			if m := d.(map[string]any); m["id"] == id && m["stream_status_desc"] == "ONLINE" && m["last_recieved_width"] != float64(0) {
 				listed = m
 				return true
 			}

@@ -3,6 +3,8 @@ package onviftest_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -29,7 +31,13 @@ func TestOnvifUtil(t *testing.T) {
 	for _, name := range []string{"hikvision", "axis", "bosch", "hanwha", "tapo", "reolink"} {
 		t.Run(name, func(t *testing.T) {
 			v, _ := onviftest.VendorByName(name)
-			cam, err := onviftest.Start(onviftest.Options{Vendor: v, User: "admin", Password: "Secret1", ClockOffset: 0})
+			// A loopback address of its own: onvif-util takes the first
+			// device discovered at the address it is given, and fake
+			// cameras of other tests (other packages' too, run at the same
+			// time) answer the same multicast probe, with other passwords.
+			host := fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254))
+			cam, err := onviftest.Start(onviftest.Options{Vendor: v, User: "admin", Password: "Secret1", ClockOffset: 0,
+				Addr: net.JoinHostPort(host, "0")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,7 +49,7 @@ func TestOnvifUtil(t *testing.T) {
 			defer disc.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, util, "-u", "admin", "-p", "Secret1", "127.0.0.1")
+			cmd := exec.CommandContext(ctx, util, "-u", "admin", "-p", "Secret1", host)
 			cmd.Env = append(os.Environ(), "LD_PRELOAD="+shim)
 			cmd.Stdin = strings.NewReader("get profiles\nget rtsp\nquit\n")
 			var out bytes.Buffer
@@ -51,7 +59,7 @@ func TestOnvifUtil(t *testing.T) {
 			if err != nil {
 				t.Fatalf("onvif-util: %v\n%s", err, s)
 			}
-			for _, want := range []string{"successfully connected to host", "Token 0: ", "Token 1: ", "rtsp://127.0.0.1"} {
+			for _, want := range []string{"successfully connected to host", "Token 0: ", "Token 1: ", "rtsp://" + host} {
 				if !strings.Contains(s, want) {
 					t.Errorf("onvif-util output lacks %q:\n%s", want, s)
 				}
