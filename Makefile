@@ -36,11 +36,13 @@ TEST_PARALLEL ?= 4
 RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./metrics ./segmenter ./ingest/... ./bus ./thumbs/... ./motion ./retention ./storage/fs ./connlimit ./sign ./integrity
 # End-to-end tests that hold frames to the wall clock, measure latency or
 # lip sync, or watch this process's heap: make test runs them after the
-# others, in two processes side by side (about two minutes each), and the
-# other tests without them. The interop matrix, whose 57 cameras take most
-# of the machine, runs last in B, beside only the timestamp faults.
-E2E_ALONE_A  := ^(TestWebRTCAudioInChromium|TestTimestampFaults)$$
-E2E_ALONE_B  := ^(TestRTMPAttack|TestH265TranscodedLatencyInChromium|TestLiveLatencyInChromium)$$
+# others, in two processes side by side, and the other tests without them.
+# A: lip sync in Chromium, then the timestamp faults, then the two latency
+# tests in Chromium. B, at nice 10 so that A's measures come first: the RTMP
+# attack, then the interop matrix (57 cameras, most of the machine).
+E2E_ALONE_A1 := ^(TestWebRTCAudioInChromium|TestTimestampFaults)$$
+E2E_ALONE_A2 := ^(TestH265TranscodedLatencyInChromium|TestLiveLatencyInChromium)$$
+E2E_ALONE_B  := ^TestRTMPAttack$$
 E2E_MATRIX   := ^TestInteropMatrix$$
 E2E_ALONE    := ^(TestRTMPAttack|TestWebRTCAudioInChromium|TestLiveLatencyInChromium|TestH265TranscodedLatencyInChromium|TestInteropMatrix|TestTimestampFaults)$$
 RUN_ARGS     ?= --synth.cameras 3 --recording.segment_duration 10s --ingest.allow_private_networks=true
@@ -60,9 +62,10 @@ run: deps-apt build
 ## beside them throughout:
 ##  1. side by side: every package not in RACE_PKGS, the e2e package first
 ##     and without E2E_ALONE (test-first); the race pass over RACE_PKGS,
-##     compiled at the lowest priority, run at the normal one as soon as it
+##     compiled at nice 10, run at the normal priority as soon as it
 ##     is built (race-beside);
-##  2. the E2E_ALONE tests in two processes (test-alone-a, test-alone-b);
+##  2. the E2E_ALONE tests in two processes (test-alone-a; test-alone-b at
+##     nice 10, so that the measures of A come first);
 ## lint (go vet, staticcheck) in the idle scheduling class across both
 ## phases (lint-idle): only CPU no test and no compilation wants.
 ## Every package's tests run once: RACE_PKGS only under the race detector.
@@ -80,11 +83,8 @@ test-phases:
 # first), then all but RACE_PKGS.
 FIRST_PKGS = ./e2e $(filter-out $(shell $(GO) list $(RACE_PKGS) ./e2e),$(shell $(GO) list ./...))
 
-# Three packages at once: the e2e package holds one slot for most of the
-# phase, and the other packages, most of them waiting on servers and clocks,
-# would otherwise follow each other in the one left.
 test-first:
-	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)' GO_P=3
+	@$(MAKE) --no-print-directory test-go PKGS='$(FIRST_PKGS)' TEST_SKIP='$(E2E_ALONE)'
 
 # The packages the race pass's test binaries are built from, but for the
 # packages under test themselves (compiled again with their tests).
@@ -106,15 +106,12 @@ race-beside:
 lint-idle:
 	@chrt --idle 0 $(MAKE) --no-print-directory lint
 
-# PKGS: the packages test-go runs; TEST_SKIP: tests it leaves out; GO_P:
-# how many packages it builds and tests at once (go test -p; the number of
-# cores when empty).
+# PKGS: the packages test-go runs; TEST_SKIP: tests it leaves out.
 PKGS ?= ./...
 TEST_SKIP ?=
-GO_P ?=
 test-go:
 	@[ -n "$(VIGIA_MEDIAMTX)" ] || echo "MediaMTX cells of the interop matrix will not run: no $(PEERS_DIR)/mediamtx.xz and VIGIA_MEDIAMTX unset"
-	$(GO) test -count=1 -vet=off $(if $(GO_P),-p $(GO_P)) -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
+	$(GO) test -count=1 -vet=off -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(if $(TEST_SKIP),-skip '$(TEST_SKIP)') $(PKGS)
 
 # The E2E_ALONE tests, in two test processes side by side (each test
 # watches its own process's heap); test-alone runs them one by one.
@@ -122,11 +119,12 @@ test-alone:
 	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE)' ./e2e
 
 test-alone-a:
-	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_A)' ./e2e
+	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_A1)' ./e2e
+	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_A2)' ./e2e
 
 test-alone-b:
-	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_B)' ./e2e
-	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_MATRIX)' ./e2e
+	nice -n 10 $(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_B)' ./e2e
+	nice -n 10 $(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_MATRIX)' ./e2e
 
 test-race:
 	$(GO) test -race -count=1 -vet=off -p 3 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
