@@ -63,15 +63,20 @@ func TestOfflineCamerasCost(t *testing.T) {
 			// Past the first attempts (n at the limiter's rate), count a
 			// window.
 			time.Sleep(time.Duration(n/200+2) * time.Second)
+			// The window is timed, not assumed: on a loaded machine the
+			// sleep lasts longer than asked.
 			const window = 5 * time.Second
-			a0, p0 := attempts.Load(), probes.Load()
+			a0, p0, t0 := attempts.Load(), probes.Load(), time.Now()
 			time.Sleep(window)
-			a, p := float64(attempts.Load()-a0)/window.Seconds(), float64(probes.Load()-p0)/window.Seconds()
+			na, np, el := attempts.Load()-a0, probes.Load()-p0, time.Since(t0).Seconds()
+			a, p := float64(na)/el, float64(np)/el
 			cancel()
 			wg.Wait()
-			t.Logf("%d offline cameras, %s: %.1f sessions attempted/s, %.0f probes/s", n, phase.name, a, p)
-			if a > 210 {
-				t.Errorf("%.0f sessions attempted/s, want at most the connection rate (200/s)", a)
+			t.Logf("%d offline cameras, %s: %.1f sessions attempted/s, %.0f probes/s (%d and %d in %.2f s)", n, phase.name, a, p, na, np, el)
+			// The limiter (a token bucket of 200/s, 200 deep) lets through
+			// at most its rate over the window and what it had saved.
+			if float64(na) > 200*el+200 {
+				t.Errorf("%d sessions attempted in %.2f s (%.0f/s), want at most the connection rate (200/s) and the limiter's burst (200)", na, el, a)
 			}
 			if phase.fastFor < 0 && a > float64(n)/60 {
 				t.Errorf("%.0f sessions attempted/s, want fewer than one a minute per camera: no session while the port is closed", a)
