@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -129,45 +128,19 @@ func probeSegment(path string) (*segmentProbe, error) {
 		p.AudioSpan = span(raw.Packets, p.Audio.Index, p.Audio.TimeBase)
 	}
 	// One decoding: the video's frame MD5s on standard output, the first
-	// audio stream as mono PCM on descriptor 3, errors on standard error.
+	// audio stream as mono PCM into a file beside the segment, errors on
+	// standard error.
 	args := []string{"-hide_banner", "-v", "error", "-copyts", "-i", path,
 		"-map", "0:v:0", "-vf", "scale=320:180:flags=neighbor", "-fps_mode", "passthrough", "-enc_time_base", "-1", "-f", "framemd5", "-"}
+	pcmPath := path + ".pcm"
 	if p.Audio != nil {
-		args = append(args, "-map", "0:a:0", "-ac", "1", "-f", "s16le", "pipe:3")
+		args = append(args, "-map", "0:a:0", "-ac", "1", "-f", "s16le", "-y", pcmPath)
+		defer os.Remove(pcmPath)
 	}
 	cmd := exec.Command("ffmpeg", args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	var pcm []byte
-	var pcmDone chan error
-	if p.Audio != nil {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		cmd.ExtraFiles = []*os.File{w}
-		if err := cmd.Start(); err != nil {
-			w.Close()
-			return nil, fmt.Errorf("ffmpeg decoding %s: %w", filepath.Base(path), err)
-		}
-		w.Close() // the child's copy stays open
-		pcmDone = make(chan error, 1)
-		go func() { // ends when ffmpeg closes descriptor 3
-			var err error
-			pcm, err = io.ReadAll(r)
-			pcmDone <- err
-		}()
-	} else if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("ffmpeg decoding %s: %w", filepath.Base(path), err)
-	}
-	if pcmDone != nil {
-		if err := <-pcmDone; err != nil {
-			_ = cmd.Wait()
-			return nil, fmt.Errorf("ffmpeg decoding the audio of %s: %w", filepath.Base(path), err)
-		}
-	}
-	if err := cmd.Wait(); err != nil {
+	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("ffmpeg decoding %s: %v: %s", filepath.Base(path), err, firstLines(stderr.String(), 5))
 	}
 	p.Decode = stderr.String()
@@ -183,6 +156,10 @@ func probeSegment(path string) (*segmentProbe, error) {
 		p.Frames = append(p.Frames, decodedFrame{PTS: pts, MD5: strings.TrimSpace(f[5])})
 	}
 	if p.Audio != nil {
+		pcm, err := os.ReadFile(pcmPath)
+		if err != nil {
+			return nil, fmt.Errorf("the audio of %s: %w", filepath.Base(path), err)
+		}
 		rate, _ := strconv.Atoi(p.Audio.SampleRate)
 		for _, at := range beepStarts(pcm, rate) {
 			p.Beeps = append(p.Beeps, p.Audio.start()+at)
