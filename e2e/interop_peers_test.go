@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,7 +116,7 @@ func tryMediaMTX(t *testing.T, bin string, opts mediaMTXOptions) (*mediaMTX, err
 	t.Helper()
 	dir := t.TempDir()
 	rtspPort, rtmpPort := testenv.FreePort(t), testenv.FreePort(t)
-	rtpPort := freeUDPPair(t)
+	rtpPort := testenv.FreePortPair(t)
 	conf := fmt.Sprintf(`logLevel: info
 api: no
 metrics: no
@@ -136,7 +134,7 @@ rtcpAddress: 127.0.0.1:%d
 `, rtmpPort, rtspPort, rtpPort, rtpPort+1)
 	m := &mediaMTX{rtsp: fmt.Sprintf("rtsp://127.0.0.1:%d", rtspPort), rtmp: fmt.Sprintf("rtmp://127.0.0.1:%d", rtmpPort), log: &lockedBuffer{}}
 	if opts.TLS {
-		rtspsPort, srtpPort := testenv.FreePort(t), freeUDPPair(t)
+		rtspsPort, srtpPort := testenv.FreePort(t), testenv.FreePortPair(t)
 		conf += fmt.Sprintf(`rtspEncryption: optional
 rtspsAddress: 127.0.0.1:%d
 srtpAddress: 127.0.0.1:%d
@@ -283,29 +281,6 @@ func startGstScript(t *testing.T, script string, args ...string) (io.Reader, *lo
 // publishing reports whether MediaMTX has a publisher on path.
 func (m *mediaMTX) publishing(path string) bool {
 	return strings.Contains(m.log.String(), "is publishing to path '"+path+"'")
-}
-
-// freeUDPPair returns an even UDP port whose next port is free too, below
-// the kernel's ephemeral range (32768 up by default), where no socket bound
-// to port 0 can take it meanwhile (testenv.FreePort).
-func freeUDPPair(t *testing.T) int {
-	t.Helper()
-	for range 50 {
-		p := 20000 + 2*rand.IntN(6000)
-		a, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		b, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p+1))
-		_ = a.Close()
-		if err != nil {
-			continue
-		}
-		_ = b.Close()
-		return p
-	}
-	t.Fatal("no free pair of UDP ports")
-	return 0
 }
 
 // publish has FFmpeg send clip to url in real time (its own pace, no

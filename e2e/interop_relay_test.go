@@ -105,7 +105,7 @@ func startRelay(t *testing.T, opts relayOptions) *matrixRelay {
 				WriteQueueSize: 4096,
 			}
 
-			rtpPort := freeUDPPair(t)
+			rtpPort := testenv.FreePortPair(t)
 			s.UDPRTPAddress, s.UDPRTCPAddress = fmt.Sprintf("127.0.0.1:%d", rtpPort), fmt.Sprintf("127.0.0.1:%d", rtpPort+1)
 			if err = s.Start(); err == nil {
 				t.Cleanup(s.Close)

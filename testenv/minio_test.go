@@ -110,6 +110,24 @@ func TestFreePort(t *testing.T) {
 		}
 		seen[p] = true
 	}
+	// Pairs start even, and neither port of a pair is returned again.
+	for range 50 {
+		p := FreePortPair(t)
+		if p%2 != 0 || p < lo || p+1 >= hi {
+			t.Fatalf("FreePortPair() = %d, want even, pair in [%d, %d)", p, lo, hi)
+		}
+		for _, q := range []int{p, p + 1} {
+			if seen[q] {
+				t.Fatalf("FreePortPair() returned %d, returned before", q)
+			}
+			seen[q] = true
+		}
+		if q := FreePort(t); seen[q] {
+			t.Fatalf("FreePort() returned %d, returned before", q)
+		} else {
+			seen[q] = true
+		}
+	}
 	// A port in use is never returned.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

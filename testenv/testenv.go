@@ -68,21 +68,45 @@ func FreePort(t testing.TB) int {
 }
 
 // PickPort is FreePort for code without a test at hand.
-func PickPort() (int, error) {
+func PickPort() (int, error) { return pickPorts(1) }
+
+// FreePortPair returns an even port p such that p and p+1 are both what
+// FreePort would return: RTP and RTCP over UDP take such a pair (RFC 3550,
+// 11). Both are recorded, so FreePort returns neither later.
+func FreePortPair(t testing.TB) int {
+	t.Helper()
+	p, err := pickPorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// pickPorts returns the first of n consecutive free ports not returned
+// before, even when n is 2, and records them all.
+func pickPorts(n int) (int, error) {
 	portsMu.Lock()
 	defer portsMu.Unlock()
 	lo, hi := freePortRange()
-	n := hi - lo
-	start := mrand.IntN(n)
-	for i := range n {
-		p := lo + (start+i)%n
-		if portsGiven[p] || !portFree(p) {
-			continue
+	if n > 1 {
+		lo += lo % 2
+	}
+	slots := (hi - lo) / n
+	start := mrand.IntN(slots)
+outer:
+	for i := range slots {
+		p := lo + ((start+i)%slots)*n
+		for q := p; q < p+n; q++ {
+			if portsGiven[q] || !portFree(q) {
+				continue outer
+			}
 		}
-		portsGiven[p] = true
+		for q := p; q < p+n; q++ {
+			portsGiven[q] = true
+		}
 		return p, nil
 	}
-	return 0, fmt.Errorf("free port: none free in [%d, %d)", lo, hi)
+	return 0, fmt.Errorf("free port: no %d free in [%d, %d)", n, lo, hi)
 }
 
 var (
