@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"hash"
 	"io"
+	"sync"
 )
 
 // HashReader hashes the bytes read through it, so an upload yields the
@@ -60,10 +61,26 @@ func (h *HashReader) Sum(size int64) ([32]byte, bool) {
 	return s, true
 }
 
+// hashBufSize is the read size of HashAll: a spooled segment of a 2 Mbit/s
+// camera (2.5 MB for 10 s) is read in 20 reads instead of 80 (io.Copy's 32
+// KiB), and the buffer stays in the CPU's cache while it is hashed.
+const hashBufSize = 128 << 10
+
+// hashBufs holds HashAll's buffers: every stored segment is hashed once,
+// so a buffer per call would be garbage at the segment rate.
+var hashBufs = sync.Pool{New: func() any {
+	b := make([]byte, hashBufSize)
+	return &b
+}}
+
 // HashAll returns the SHA-256 and length of r's remaining bytes.
 func HashAll(r io.Reader) ([32]byte, int64, error) {
 	h := sha256.New()
-	n, err := io.Copy(h, r)
+	buf := hashBufs.Get().(*[]byte)
+	// The struct hides r's WriteTo (an *os.File has one), which would
+	// copy through a buffer of its own.
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, *buf)
+	hashBufs.Put(buf)
 	var s [32]byte
 	copy(s[:], h.Sum(nil))
 	return s, n, err
