@@ -321,3 +321,41 @@ func TestReconnectAfterOwnHeartbeatExpired(t *testing.T) {
 		}
 	})
 }
+
+// A node that records a dead node's camera keeps it when it reconnects
+// after an outage of its own. Every node it knew then counts as seen (it
+// could not see them meanwhile), the dead one too, whose last heartbeat is
+// still in the bucket, and the placement gives the camera back to it; but
+// a camera is handed only to a node whose heartbeat is seen changing, so
+// it is not stopped for a node that cannot take it.
+func TestReconnectKeepsTheCameraOfADeadWinner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		id := wins("b", []string{"a", "b"}, 1)[0]
+		w.putCamera(rtsp(id))
+		var dead, off atomic.Bool
+		nb := w.start("b", cutOff(&dead))
+		w.start("a", link(&off))
+		settle(2 * time.Second)
+		if w.fleet.recorder(id) != "b" {
+			t.Fatalf("%s recorded by %q, want b", id, w.fleet.recorder(id))
+		}
+		// b dies without a word: its last heartbeat stays in the bucket.
+		dead.Store(true)
+		nb.Close()
+		settle(10 * time.Second)
+		if w.fleet.recorder(id) != "a" {
+			t.Fatalf("%s recorded by %q after b died, want a", id, w.fleet.recorder(id))
+		}
+		off.Store(true)
+		settle(5 * time.Second)
+		off.Store(false)
+		settle(10 * time.Second)
+		if s := w.fleet.stopped("a"); len(s) != 0 {
+			t.Errorf("a stopped %v after its outage, for a node dead since before it", s)
+		}
+		if got := w.fleet.recorder(id); got != "a" {
+			t.Errorf("%s recorded by %q, want a", id, got)
+		}
+	})
+}

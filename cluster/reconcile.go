@@ -49,12 +49,17 @@ func (st *state) reconcile() {
 			}
 		case h != nil:
 			if win := placement[id]; len(members) > 0 && win != st.cfg.NodeID {
-				if win == "" {
+				switch {
+				case win == "":
 					st.release(id, status.CauseNodeHandover, "no room for the camera on this node")
-				} else {
+					continue
+				case st.seenBeating(win):
 					st.release(id, status.CauseNodeHandover, "node "+win+" wins the camera")
+					continue
 				}
-				continue
+				// The winner is not seen beating yet: it may be dead
+				// (its last heartbeat delivered again), or started a
+				// moment ago. The camera stays here until it is.
 			}
 			if h.missing || !h.contested.IsZero() {
 				if st.settleLease(id, h); st.mine[id] != h {

@@ -77,11 +77,17 @@ type state struct {
 	cameras map[string]camera.Config
 	members map[string]time.Time // node id → when its heartbeat was last seen changing (local clock)
 	infos   map[string]NodeInfo
-	leases  map[string]seenLease
-	mine    map[string]*held
-	taking  map[string][]chan error // a take is under way; claims waiting for it
-	busy    map[string]bool         // a stop is under way
-	synced  map[string]bool         // buckets whose watch delivered its current entries
+	// beats are the heartbeat revisions seen of each node, and when one
+	// was last seen replacing another: members also counts a heartbeat
+	// delivered again unchanged (a watch restarted) and every known node
+	// after this node's own outage, as a node that may be alive; beats
+	// says which are seen to be (seenBeating).
+	beats  map[string]beat
+	leases map[string]seenLease
+	mine   map[string]*held
+	taking map[string][]chan error // a take is under way; claims waiting for it
+	busy   map[string]bool         // a stop is under way
+	synced map[string]bool         // buckets whose watch delivered its current entries
 	// awaiting are the cameras this node wins while a live node holds
 	// their lease (awaitRelease).
 	awaiting map[string]awaiting
@@ -110,6 +116,7 @@ func newState(cfg Config, instance string) *state {
 		cameras:  map[string]camera.Config{},
 		members:  map[string]time.Time{},
 		infos:    map[string]NodeInfo{},
+		beats:    map[string]beat{},
 		leases:   map[string]seenLease{},
 		mine:     map[string]*held{},
 		taking:   map[string][]chan error{},
@@ -313,8 +320,32 @@ func (st *state) onNode(e Entry) {
 		st.renewed(ni.At)
 		st.watched(ni.At)
 	}
-	st.members[e.Key] = time.Now()
+	now := time.Now()
+	st.members[e.Key] = now
 	st.infos[e.Key] = ni
+	b := st.beats[e.Key]
+	if b.rev != 0 && e.Rev != b.rev {
+		b.changed = now
+	}
+	b.rev = e.Rev
+	st.beats[e.Key] = b
+}
+
+// beat is what the loop saw of a node's heartbeats.
+type beat struct {
+	rev     uint64    // the revision of the last one seen
+	changed time.Time // when one was seen replacing another; zero before
+}
+
+// seenBeating reports whether node id's heartbeat was seen replacing another
+// within NodeTimeout: the node is alive, not merely not known dead. A
+// camera is handed to a node only when it is seen beating, so that a dead
+// node's last heartbeat, delivered again by a restarted watch or counted
+// as seen after this node's outage, does not take a camera from the node
+// recording it for NodeTimeout.
+func (st *state) seenBeating(id string) bool {
+	b, ok := st.beats[id]
+	return ok && !b.changed.IsZero() && st.viewAt().Sub(b.changed) <= st.cfg.NodeTimeout
 }
 
 // otherInstance handles a heartbeat of another process with this node's
@@ -359,6 +390,7 @@ func (st *state) nodeDeleted(e Entry, _ bool) {
 	}
 	delete(st.members, e.Key)
 	delete(st.infos, e.Key)
+	delete(st.beats, e.Key)
 }
 
 func (st *state) nodeKeys() []string { return keysOf(st.members) }
