@@ -37,9 +37,10 @@ RACE_PKGS    := ./onvif/... ./stream ./cluster ./recorder ./audio/... ./live ./m
 # End-to-end tests that hold frames to the wall clock, measure latency or
 # lip sync, or watch this process's heap: make test runs them after the
 # others, in two processes side by side, and the other tests without them.
-# A: lip sync in Chromium, then the timestamp faults, then the two latency
-# tests in Chromium. B, at nice 10 so that A's measures come first: the RTMP
-# attack, then the interop matrix (57 cameras, most of the machine).
+# A1: lip sync in Chromium, then the timestamp faults. B, at nice 10 so that
+# A1's measures come first: the RTMP attack, then the interop matrix (57
+# cameras, most of the machine). A2, the two latency tests in Chromium:
+# after A1 or B, whichever ends first (test-alone-a, test-alone-b).
 E2E_ALONE_A1 := ^(TestWebRTCAudioInChromium|TestTimestampFaults)$$
 E2E_ALONE_A2 := ^(TestH265TranscodedLatencyInChromium|TestLiveLatencyInChromium)$$
 E2E_ALONE_B  := ^TestRTMPAttack$$
