@@ -358,12 +358,13 @@ func (r *reader) panicErr() error {
 	return r.panicked
 }
 
-// videoTicks puts a video frame's RTP timestamp on the session's time
-// axis (90 kHz ticks, camera jumps absorbed: timeline).
-func (r *reader) videoTicks(ts uint32) int64 {
+// videoTicks puts the RTP timestamp of a video frame that arrived at now
+// on the session's time axis (90 kHz ticks, camera jumps absorbed:
+// timeline).
+func (r *reader) videoTicks(ts uint32, now time.Time) int64 {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
-	return r.times.videoTicks(ts)
+	return r.times.videoTicks(ts, now)
 }
 
 // videoTimes maps a video frame's presentation and decoding times (ticks

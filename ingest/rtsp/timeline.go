@@ -10,32 +10,46 @@ import (
 // unwrapper turns a track's 32-bit RTP timestamps into a continuous count
 // of ticks: each step is the signed 32-bit difference to the last one, so
 // the wrap at 2^32 is invisible. A step longer than maxStep either way is
-// a jump of the camera's clock: the count goes on one frame after the
-// furthest point it had reached, so what follows (decoding times, the
-// session's clock) never sees the jump. Steps are taken in arrival
-// (decoding) order, in which the timestamps of B-frames go back and forth
-// by a few frames: far less than maxStep.
+// a hole in the track when the time between the two arrivals agrees with
+// it within maxStep (frames lost, or dropped until a keyframe, for
+// seconds): the count goes on by the step the arrivals tell, 2^32 ticks
+// and more included. Otherwise it is a jump of the camera's clock: the
+// count goes on one frame after the furthest point it had reached, so
+// what follows (decoding times, the session's clock) never sees the jump.
+// A hole taken for a jump would put this track behind the camera's other
+// tracks by the hole's length for the rest of the session. Steps are
+// taken in arrival (decoding) order, in which the timestamps of B-frames
+// go back and forth by a few frames: far less than maxStep.
 type unwrapper struct {
 	prev    uint32
+	prevAt  time.Time // when prev arrived
 	ticks   int64
 	maxStep int64
+	rate    int
 
 	first   int64 // ticks of the first timestamp
 	horizon int64 // the furthest ticks reached
 	n       int64 // timestamps counted
 }
 
-func newUnwrapper(ts uint32, start int64, rate int) *unwrapper {
-	return &unwrapper{prev: ts, ticks: start, first: start, horizon: start, n: 1,
-		maxStep: durationToTicks(ingest.DefaultJumpAfter, rate)}
+func newUnwrapper(ts uint32, now time.Time, start int64, rate int) *unwrapper {
+	return &unwrapper{prev: ts, prevAt: now, ticks: start, first: start, horizon: start, n: 1,
+		maxStep: durationToTicks(ingest.DefaultJumpAfter, rate), rate: rate}
 }
 
-func (u *unwrapper) next(ts uint32) int64 {
+// next counts timestamp ts, arrived at now.
+func (u *unwrapper) next(ts uint32, now time.Time) int64 {
 	d := int64(int32(ts - u.prev))
-	u.prev = ts
 	if d > u.maxStep || d < -u.maxStep {
-		d = u.horizon + u.frame() - u.ticks
+		// The step the arrivals tell, and how far ts is from it.
+		e := durationToTicks(now.Sub(u.prevAt), u.rate)
+		if off := int64(int32(ts - (u.prev + uint32(e)))); e > 0 && off <= u.maxStep && off >= -u.maxStep {
+			d = e + off // a hole
+		} else {
+			d = u.horizon + u.frame() - u.ticks // a jump
+		}
 	}
+	u.prev, u.prevAt = ts, now
 	u.ticks += d
 	u.horizon = max(u.horizon, u.ticks)
 	u.n++
@@ -111,13 +125,13 @@ type senderReport struct {
 // (tracks stamped from different clocks) is left on arrival times.
 const maxReportShift = 3 * time.Second
 
-// videoTicks unwraps a video timestamp.
-func (t *timeline) videoTicks(ts uint32) int64 {
+// videoTicks unwraps a video timestamp arrived at now.
+func (t *timeline) videoTicks(ts uint32, now time.Time) int64 {
 	if t.video == nil {
-		t.video = newUnwrapper(ts, 0, 90000)
+		t.video = newUnwrapper(ts, now, 0, 90000)
 		return 0
 	}
-	return t.video.next(ts)
+	return t.video.next(ts, now)
 }
 
 // videoDecoded notes the decoding time (ticks) of a video frame that
@@ -166,10 +180,10 @@ func (t *timeline) otherTicks(idx int, ts uint32, rate int, now time.Time) int64
 	var ticks int64
 	if o == nil {
 		ticks = durationToTicks(time.Duration(now.UnixNano()-t.leastDelay), rate)
-		o = &otherTrack{u: newUnwrapper(ts, ticks, rate), since: now, least: t.leastDelay}
+		o = &otherTrack{u: newUnwrapper(ts, now, ticks, rate), since: now, least: t.leastDelay}
 		t.others[idx] = o
 	} else {
-		ticks = o.u.next(ts)
+		ticks = o.u.next(ts, now)
 	}
 	if !o.synced {
 		// Where arrival times place this packet now: as late as the

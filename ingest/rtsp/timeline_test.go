@@ -27,11 +27,12 @@ func TestUnwrapperAbsorbsJumps(t *testing.T) {
 		}
 		pts := int64(i/4*4)*frame + pattern[i%4]*frame
 		ts := uint32(int64(start) + pts + off)
+		now := time.Unix(1_700_000_000, 0).Add(time.Duration(i) * time.Second / 15)
 		var got int64
 		if u == nil {
-			u = newUnwrapper(ts, 0, 90000)
+			u = newUnwrapper(ts, now, 0, 90000)
 		} else {
-			got = u.next(ts)
+			got = u.next(ts, now)
 		}
 		if i > 0 {
 			want := pts - (int64((i-1)/4*4)*frame + pattern[(i-1)%4]*frame)
@@ -44,6 +45,57 @@ func TestUnwrapperAbsorbsJumps(t *testing.T) {
 			}
 		}
 		prev = got
+	}
+}
+
+// TestUnwrapperCountsHoles: a track whose packets stop for longer than a
+// jump's threshold and come back with the timestamps of their instants (a
+// hole: frames lost, dropped until a keyframe, a stalled encoder) goes on
+// by the whole hole, even one longer than a signed 32-bit step at 90 kHz
+// (23.9 s), and whether its packets came on time or late; a step its
+// arrivals do not account for is still a jump of the camera's clock.
+func TestUnwrapperCountsHoles(t *testing.T) {
+	const frame = 6000 // 15 fps at 90 kHz
+	frameDur := time.Second / 15
+	base := time.Unix(1_700_000_000, 0)
+	for _, tc := range []struct {
+		name    string
+		step    time.Duration // from the last frame before to the first after
+		arrival time.Duration // between their arrivals
+		hole    bool
+	}{
+		{"3.8 s", 3800 * time.Millisecond, 3800 * time.Millisecond, true},
+		{"3.8 s, the frame after it 1.5 s late", 3800 * time.Millisecond, 5300 * time.Millisecond, true},
+		{"a minute", time.Minute, time.Minute, true},
+		{"jump ahead an hour", time.Hour, frameDur, false},
+		{"jump back 10 s", -10 * time.Second, frameDur, false},
+		{"jump ahead 5 s during a 1 s hole", 5 * time.Second, time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := uint32(1<<32 - 20*frame)
+			now := base
+			u := newUnwrapper(ts, now, 0, 90000)
+			var got int64
+			for range 10 {
+				ts += frame
+				now = now.Add(frameDur)
+				got = u.next(ts, now)
+			}
+			before := got
+			ts += uint32(durationToTicks(tc.step, 90000))
+			now = now.Add(tc.arrival)
+			step := u.next(ts, now) - before
+			switch want := durationToTicks(tc.step, 90000); {
+			case tc.hole && step != want:
+				t.Errorf("step %v, want the hole's %v", ticksToDuration(step, 90000), tc.step)
+			case !tc.hole && (step <= 0 || step > 2*frame):
+				t.Errorf("step %v, want a frame or two (a jump)", ticksToDuration(step, 90000))
+			}
+			ts += frame
+			if d := u.next(ts, now.Add(frameDur)) - before - step; d != frame {
+				t.Errorf("the frame after: step %d ticks, want %d", d, frame)
+			}
+		})
 	}
 }
 
@@ -98,7 +150,7 @@ func TestTimelinePlacesAudio(t *testing.T) {
 				if i%15 == 0 {
 					late = 80 * time.Millisecond
 				}
-				d := tl.videoTicks(uint32(v0 + i*frame))
+				d := tl.videoTicks(uint32(v0+i*frame), base.Add(time.Duration(i)*frameDur))
 				tl.videoDecoded(d, base.Add(time.Duration(i)*frameDur+late))
 				// An audio frame a video frame long, from the camera's
 				// second 1 on.

@@ -163,7 +163,7 @@ func (v *videoTrack) unit(au [][]byte, ts uint32, buf *media.Buffer) {
 			v.sps = append(v.sps[:0], sps...)
 		}
 	}
-	pt := r.videoTicks(ts)
+	pt := r.videoTicks(ts, v.now)
 	d, err := v.dts.Extract(au, pt)
 	if err != nil {
 		v.failed(err)
