@@ -65,6 +65,10 @@ type relayPathOptions struct {
 	// the stream has run for DiscardAt, as a relay does towards a reader
 	// that fell behind (its queue full).
 	DiscardAt, DiscardFor time.Duration
+	// DiscardVideoOnly discards only the video's packets: the sound goes
+	// on, as when a camera's picture stalls, or a reader drops the frames
+	// after a lost keyframe packet until the next keyframe.
+	DiscardVideoOnly bool
 }
 
 // relayPath is one published stream.
@@ -258,7 +262,7 @@ func (r *matrixRelay) OnRecord(ctx *gortsplib.ServerHandlerOnRecordCtx) (*base.R
 		r.mu.Lock()
 		st, sm := p.stream, p.medias[m]
 		sr, reported := p.reports[m]
-		drop := p.drop(time.Now())
+		drop := p.drop(time.Now(), m.Type == description.MediaTypeVideo)
 		r.mu.Unlock()
 		if st == nil || sm == nil || drop {
 			return
@@ -290,8 +294,9 @@ func (r *matrixRelay) OnRecord(ctx *gortsplib.ServerHandlerOnRecordCtx) (*base.R
 	return &base.Response{StatusCode: base.StatusOK}, nil
 }
 
-// drop decides whether the packet arriving now is lost on the way.
-func (p *relayPath) drop(now time.Time) bool {
+// drop decides whether the packet arriving now, of the video or not, is
+// lost on the way.
+func (p *relayPath) drop(now time.Time, video bool) bool {
 	if p.started.IsZero() {
 		p.started = now
 	}
@@ -300,7 +305,7 @@ func (p *relayPath) drop(now time.Time) bool {
 	if p.opts.DropEvery > 0 && p.packets%p.opts.DropEvery == 0 {
 		d = true
 	}
-	if p.opts.DiscardFor > 0 {
+	if p.opts.DiscardFor > 0 && (video || !p.opts.DiscardVideoOnly) {
 		if since := now.Sub(p.started); since >= p.opts.DiscardAt && since < p.opts.DiscardAt+p.opts.DiscardFor {
 			d = true
 		}
