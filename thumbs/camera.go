@@ -17,6 +17,7 @@ type camState struct {
 	key    keyframe // newest keyframe; id 0 before the first
 	snapID uint64   // keyframe id of the last snapshot stored
 	snap   Snapshot // that snapshot, JPEG nil
+	newer  chan struct{} // closed when a keyframe is noted; nil until asked for
 }
 
 // setKeyframe notes keyframe u (see keyframe); it keeps nothing of u's
@@ -26,15 +27,22 @@ func (c *camState) setKeyframe(u *media.Unit, codec media.Codec, t time.Time) {
 	c.mu.Lock()
 	k.id = c.key.id + 1
 	c.key = k
+	if c.newer != nil {
+		close(c.newer)
+		c.newer = nil
+	}
 	c.mu.Unlock()
 }
 
-// keyframe returns the newest keyframe, and the snapshot already stored
-// of it when there is one.
-func (c *camState) keyframe() (k keyframe, snap Snapshot, stored bool) {
+// keyframe returns the newest keyframe, the snapshot already stored of it
+// when there is one, and a channel closed when a newer keyframe is noted.
+func (c *camState) keyframe() (k keyframe, snap Snapshot, stored bool, newer <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.key, c.snap, c.key.id != 0 && c.snapID == c.key.id
+	if c.newer == nil {
+		c.newer = make(chan struct{})
+	}
+	return c.key, c.snap, c.key.id != 0 && c.snapID == c.key.id, c.newer
 }
 
 // setSnapshot notes the snapshot stored of keyframe id.

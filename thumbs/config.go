@@ -24,6 +24,11 @@ const (
 // time) and returns its key.
 type StoreFunc func(ctx context.Context, kind Kind, camera string, t time.Time, jpeg []byte) (key string, err error)
 
+// DefaultKeyframeWait is Config.KeyframeWait's default: longer than a
+// pipeline takes, on a loaded node, from closing a segment to noting the
+// keyframe that starts the next.
+const DefaultKeyframeWait = 2 * time.Second
+
 // Config configures a Service.
 type Config struct {
 	// Width of thumbnails in pixels; the height keeps the aspect ratio.
@@ -51,6 +56,13 @@ type Config struct {
 
 	// StoreTimeout bounds one Store call. It defaults to 30 seconds.
 	StoreTimeout time.Duration
+
+	// KeyframeWait bounds how long a snapshot whose keyframe's segment
+	// has ended waits for the camera's next keyframe: the keyframe that
+	// ends a segment is noted once the segment's file is closed. A camera
+	// that stopped, or a discontinuity, sends none. It defaults to
+	// DefaultKeyframeWait.
+	KeyframeWait time.Duration
 
 	// Store stores the images. Required.
 	Store StoreFunc
@@ -85,6 +97,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StoreTimeout <= 0 {
 		c.StoreTimeout = 30 * time.Second
+	}
+	if c.KeyframeWait <= 0 {
+		c.KeyframeWait = DefaultKeyframeWait
 	}
 	if c.Log == nil {
 		c.Log = zap.NewNop()

@@ -32,11 +32,13 @@ const snapshotTries = 3
 //
 // The keyframe is read back from the spool file of its segment
 // (media.Stored). When that segment has ended meanwhile, the camera's
-// newest keyframe is taken again, up to snapshotTries keyframes. It fails
-// with ErrNoKeyframe when the camera is not recorded here, has sent no
-// keyframe yet, or its newest keyframe can no longer be read (its segment
-// ended with no keyframe after it: the camera stopped or a discontinuity
-// closed the segment).
+// newest keyframe is taken again, up to snapshotTries keyframes, waiting
+// up to Config.KeyframeWait for it when the one that ended the segment is
+// not noted yet. It fails with ErrNoKeyframe when the camera is not
+// recorded here, has sent no keyframe yet, or its newest keyframe can no
+// longer be read and none follows within the wait (its segment ended with
+// no keyframe after it: the camera stopped or a discontinuity closed the
+// segment).
 func (s *Service) Snapshot(ctx context.Context, camera string) (Snapshot, error) {
 	if !s.available {
 		return Snapshot{}, ErrUnavailable
@@ -50,7 +52,7 @@ func (s *Service) Snapshot(ctx context.Context, camera string) (Snapshot, error)
 	if cam == nil {
 		return Snapshot{}, fmt.Errorf("camera %s: %w", camera, ErrNoKeyframe)
 	}
-	k, nalus, done, err := s.readKeyframe(cam)
+	k, nalus, done, err := s.readKeyframe(ctx, cam)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -74,20 +76,33 @@ func (s *Service) Snapshot(ctx context.Context, camera string) (Snapshot, error)
 
 // readKeyframe returns cam's newest keyframe and its NAL units, or the
 // snapshot already stored of it (done). When the keyframe cannot be read
-// back, the newest keyframe is taken again as long as there is a newer
-// one, up to snapshotTries; each failed read is counted (Stats.Unreadable).
-func (s *Service) readKeyframe(cam *camState) (k keyframe, nalus [][]byte, done *Snapshot, err error) {
+// back, the newest keyframe is taken again, waited for up to
+// Config.KeyframeWait (or ctx) while there is no newer one, up to
+// snapshotTries reads; each failed read is counted (Stats.Unreadable).
+func (s *Service) readKeyframe(ctx context.Context, cam *camState) (k keyframe, nalus [][]byte, done *Snapshot, err error) {
 	var failed uint64 // id of the keyframe that could not be read
 	var readErr error
-	for range snapshotTries {
-		k, snap, stored := cam.keyframe()
+	var wait <-chan time.Time // the end of the wait for a newer keyframe
+	for reads := 0; reads < snapshotTries; {
+		k, snap, stored, newer := cam.keyframe()
 		switch {
 		case k.id == 0:
 			return k, nil, nil, fmt.Errorf("camera %s: %w", cam.id, ErrNoKeyframe)
 		case stored:
 			return k, nil, &snap, nil
 		case k.id == failed:
-			return k, nil, nil, fmt.Errorf("camera %s: %w: the segment of the newest keyframe has ended (%v)", cam.id, ErrNoKeyframe, readErr)
+			if wait == nil {
+				t := time.NewTimer(s.cfg.KeyframeWait)
+				defer t.Stop()
+				wait = t.C
+			}
+			select {
+			case <-newer:
+				continue
+			case <-wait:
+			case <-ctx.Done():
+			}
+			return k, nil, nil, fmt.Errorf("camera %s: %w: the segment of the newest keyframe has ended, and no keyframe followed within %v (%v)", cam.id, ErrNoKeyframe, s.cfg.KeyframeWait, readErr)
 		}
 		nalus, err := k.load()
 		if err == nil {
@@ -95,6 +110,7 @@ func (s *Service) readKeyframe(cam *camState) (k keyframe, nalus [][]byte, done 
 		}
 		failed, readErr = k.id, err
 		s.unreadable.Add(1)
+		reads++
 	}
 	return keyframe{}, nil, nil, fmt.Errorf("camera %s: %w: %d keyframes in a row could not be read back (%v)", cam.id, ErrNoKeyframe, snapshotTries, readErr)
 }

@@ -10,6 +10,7 @@ import (
 	"image/jpeg"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,9 +204,10 @@ func TestSnapshotAndThumbnailOfOverwrittenUnits(t *testing.T) {
 
 // TestSnapshotAfterSegmentEnded: once the segment of the newest keyframe
 // has ended with no keyframe after it, a snapshot fails with
-// ErrNoKeyframe (nothing stored); the next keyframe makes snapshots work
-// again, and the snapshot already stored of a keyframe is returned even
-// after its segment ended.
+// ErrNoKeyframe (nothing stored) when no keyframe follows within
+// KeyframeWait; the next keyframe makes snapshots work again, and the
+// snapshot already stored of a keyframe is returned even after its
+// segment ended.
 func TestSnapshotAfterSegmentEnded(t *testing.T) {
 	clip, err := synth.Fixture(synth.CodecH264, true)
 	if err != nil {
@@ -213,7 +215,7 @@ func TestSnapshotAfterSegmentEnded(t *testing.T) {
 	}
 	tr := clip.Track()
 	st := &memStore{}
-	s := New(Config{Store: st.store, Decoder: testDecoder(t)})
+	s := New(Config{Store: st.store, Decoder: testDecoder(t), KeyframeWait: 100 * time.Millisecond})
 	defer s.Close()
 	ctx := context.Background()
 	f := &camFeed{clip: clip, base: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), c: s.Consumer("cam"), w: newTestWriter(t, []*media.Track{&tr})}
@@ -349,5 +351,48 @@ func TestSnapshotTakesNewerKeyframe(t *testing.T) {
 				t.Fatalf("%d reads of the ended segment, %d counted; want 1", ended.reads, s.Stats().Unreadable)
 			}
 		})
+	}
+}
+
+// TestSnapshotWaitsForTheKeyframeThatEndedTheSegment: the newest
+// keyframe's segment has ended, and the keyframe that ended it is noted
+// only after the snapshot failed to read the older one (the pipeline
+// notes a keyframe once the segment before it is closed): the snapshot
+// waits for it and is of it, instead of failing with ErrNoKeyframe (seen
+// once in e2e.TestDecoderIsolation: "the segment of the newest keyframe
+// has ended (read stored frame: file already closed)").
+func TestSnapshotWaitsForTheKeyframeThatEndedTheSegment(t *testing.T) {
+	clip, err := synth.Fixture(synth.CodecH264, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := clip.Track()
+	f := &camFeed{clip: clip, base: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
+	st := &memStore{}
+	s := New(Config{Store: st.store, Decoder: testDecoder(t)})
+	defer s.Close()
+	c := s.Consumer("cam")
+	defer c.Close()
+	c.Tracks([]*media.Track{&tr})
+	older, newer := f.unit(0), f.unit(30)
+	u := *older
+	u.Stored = media.Stored{File: &endedFile{}, Size: 100}
+	c.Unit(&u)
+
+	// The newer keyframe, once the older one's read has failed.
+	next := *newer
+	next.Stored = storedIn(t, t.TempDir(), newer)
+	go func() {
+		for s.Stats().Unreadable == 0 {
+			runtime.Gosched()
+		}
+		c.Unit(&next)
+	}()
+	snap, err := s.Snapshot(context.Background(), "cam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snap.Time.Equal(newer.Time) || !bytes.Equal(snap.JPEG, wantJPEG(t, newer, tr.Codec, 0, 90)) {
+		t.Fatalf("snapshot of %s, want the image of the keyframe that ended the segment (%s)", snap.Time, newer.Time)
 	}
 }
