@@ -39,7 +39,7 @@ func TestReaderKeepsSoundWithLateVideo(t *testing.T) {
 			return max(9400*time.Millisecond-at/2, 30*time.Millisecond)
 		}, 20 * time.Second},
 	} {
-		t.Run(tc.name, func(t *testing.T) { checkSoundWithVideo(t, tc.delay, tc.from, nil) })
+		t.Run(tc.name, func(t *testing.T) { checkSoundWithVideo(t, tc.delay, tc.from, nil, nil) })
 	}
 }
 
@@ -55,19 +55,41 @@ func TestReaderKeepsSoundWithLateVideo(t *testing.T) {
 // the hole's length ahead of its video for the rest of the session: the
 // first segment after the hole held no sound at all (interop matrix, a
 // 3.8 s hole over UDP with packets lost).
+//
+// The reader may also stall (a loaded machine): every packet waits in its
+// socket, the video's socket fills and loses what comes after, the sound's
+// (a few kbit/s) holds all of it. The frames before the hole then arrive
+// late, just before the frames after it: the arrivals do not account for
+// the step, the sound, read out at once, does.
 func TestReaderKeepsSoundAfterAVideoHole(t *testing.T) {
+	onTime := func(time.Duration) time.Duration { return 50 * time.Millisecond }
 	for _, hole := range []time.Duration{2 * time.Second, 3800 * time.Millisecond, 9 * time.Second} {
 		t.Run(hole.String(), func(t *testing.T) {
 			skip := func(at time.Duration) bool { return at > 10*time.Second && at < 10*time.Second+hole }
-			checkSoundWithVideo(t, func(time.Duration) time.Duration { return 50 * time.Millisecond }, 3*time.Second, skip)
+			checkSoundWithVideo(t, onTime, 3*time.Second, skip, nil)
 		})
 	}
+	t.Run("reader stalled 5 s, the video's last 4 s lost", func(t *testing.T) {
+		skip := func(at time.Duration) bool { return at >= 11*time.Second && at < 15*time.Second }
+		// Read out in 50 ms, in order: what comes after is 50 ms late.
+		hold := func(arrive time.Duration) time.Duration {
+			switch {
+			case arrive < 10*time.Second:
+				return arrive
+			case arrive < 15*time.Second:
+				return 15*time.Second + (arrive-10*time.Second)/100
+			}
+			return arrive + 50*time.Millisecond
+		}
+		checkSoundWithVideo(t, onTime, 3*time.Second, skip, hold)
+	})
 }
 
 // checkSoundWithVideo feeds a reader a camera's video, delayed by delay,
 // and its sound and sender reports, on time; the video frames captured at
-// an instant skip says (nil: none) are never delivered.
-func checkSoundWithVideo(t *testing.T, delay func(time.Duration) time.Duration, from time.Duration, skip func(time.Duration) bool) {
+// an instant skip says (nil: none) are never delivered, and hold (nil:
+// none) moves the arrivals of both tracks' packets (a reader that stalls).
+func checkSoundWithVideo(t *testing.T, delay func(time.Duration) time.Duration, from time.Duration, skip func(time.Duration) bool, hold func(time.Duration) time.Duration) {
 	const (
 		v0, a0   = 90_000, 3_000_000 // the tracks' first RTP times
 		vStep    = 3000              // 30 fps at 90 kHz
@@ -101,6 +123,13 @@ func checkSoundWithVideo(t *testing.T, delay func(time.Duration) time.Duration, 
 	}
 	for s := time.Second; s < length; s += time.Second {
 		events = append(events, event{kind: 2, at: s, arrive: s})
+	}
+	if hold != nil {
+		for i := range events {
+			if events[i].kind != 2 {
+				events[i].arrive = hold(events[i].arrive)
+			}
+		}
 	}
 	slices.SortStableFunc(events, func(a, b event) int { return cmp.Compare(a.arrive, b.arrive) })
 

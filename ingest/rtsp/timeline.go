@@ -10,16 +10,21 @@ import (
 // unwrapper turns a track's 32-bit RTP timestamps into a continuous count
 // of ticks: each step is the signed 32-bit difference to the last one, so
 // the wrap at 2^32 is invisible. A step longer than maxStep either way is
-// a hole in the track when the time between the two arrivals agrees with
-// it within maxStep (frames lost, or dropped until a keyframe, for
-// seconds): the count goes on by the step the arrivals tell, 2^32 ticks
-// and more included. Otherwise it is a jump of the camera's clock: the
-// count goes on one frame after the furthest point it had reached, so
-// what follows (decoding times, the session's clock) never sees the jump.
-// A hole taken for a jump would put this track behind the camera's other
-// tracks by the hole's length for the rest of the session. Steps are
-// taken in arrival (decoding) order, in which the timestamps of B-frames
-// go back and forth by a few frames: far less than maxStep.
+// either a hole in the track (frames lost, or dropped until a keyframe
+// after a loss, for seconds; an encoder that stalled), counted whole, or a
+// jump of the camera's clock: the count then goes on one frame after the
+// furthest point it had reached, so what follows (decoding times, the
+// session's clock) never sees the jump. The camera's other tracks tell
+// which, when one of them had a packet within witnessFresh: the step is a
+// hole when it lands within maxStep of where that track stands (a jump of
+// the camera's clock moves every track; a hole in one track does not).
+// Without such a witness, the arrivals tell: a hole when the time between
+// the two packets' arrivals accounts for the step within maxStep, 2^32
+// ticks and more included. A hole taken for a jump puts this track behind
+// the camera's other tracks by the hole's length for the rest of the
+// session. Steps are taken in arrival (decoding) order, in which the
+// timestamps of B-frames go back and forth by a few frames: far less than
+// maxStep.
 type unwrapper struct {
 	prev    uint32
 	prevAt  time.Time // when prev arrived
@@ -37,15 +42,30 @@ func newUnwrapper(ts uint32, now time.Time, start int64, rate int) *unwrapper {
 		maxStep: durationToTicks(ingest.DefaultJumpAfter, rate), rate: rate}
 }
 
-// next counts timestamp ts, arrived at now.
-func (u *unwrapper) next(ts uint32, now time.Time) int64 {
+// witness says, for a step of a track that would bring its count to c,
+// whether the camera's other tracks take it for a hole, and whether any
+// could tell (known).
+type witness func(c int64) (hole, known bool)
+
+// next counts timestamp ts, arrived at now; w (nil: none) witnesses a
+// long step.
+func (u *unwrapper) next(ts uint32, now time.Time, w witness) int64 {
 	d := int64(int32(ts - u.prev))
 	if d > u.maxStep || d < -u.maxStep {
-		// The step the arrivals tell, and how far ts is from it.
+		// The step the arrivals tell (whole turns of 2^32 included), when
+		// ts is within maxStep of it.
 		e := durationToTicks(now.Sub(u.prevAt), u.rate)
-		if off := int64(int32(ts - (u.prev + uint32(e)))); e > 0 && off <= u.maxStep && off >= -u.maxStep {
-			d = e + off // a hole
-		} else {
+		off := int64(int32(ts - (u.prev + uint32(e))))
+		hole := e > 0 && off <= u.maxStep && off >= -u.maxStep
+		if hole {
+			d = e + off
+		}
+		if w != nil {
+			if h, known := w(u.ticks + d); known {
+				hole = h
+			}
+		}
+		if !hole {
 			d = u.horizon + u.frame() - u.ticks // a jump
 		}
 	}
@@ -131,7 +151,31 @@ func (t *timeline) videoTicks(ts uint32, now time.Time) int64 {
 		t.video = newUnwrapper(ts, now, 0, 90000)
 		return 0
 	}
-	return t.video.next(ts, now)
+	return t.video.next(ts, now, func(c int64) (bool, bool) { return t.witness(t.video, c, now) })
+}
+
+// witnessFresh is how recently a track's last packet must have come for
+// it to witness where the camera's clock stands.
+const witnessFresh = time.Second
+
+// witness tells whether count c of track self is a hole, from the camera's
+// other tracks that had a packet within witnessFresh of now: a hole when c
+// is within maxStep of where one of them stands on the axis.
+func (t *timeline) witness(self *unwrapper, c int64, now time.Time) (hole, known bool) {
+	check := func(u *unwrapper) {
+		if u == nil || u == self || now.Sub(u.prevAt) > witnessFresh {
+			return
+		}
+		known = true
+		if d := c - u.ticks*int64(self.rate)/int64(u.rate); d <= self.maxStep && d >= -self.maxStep {
+			hole = true
+		}
+	}
+	check(t.video)
+	for _, o := range t.others {
+		check(o.u)
+	}
+	return hole, known
 }
 
 // videoDecoded notes the decoding time (ticks) of a video frame that
@@ -183,7 +227,7 @@ func (t *timeline) otherTicks(idx int, ts uint32, rate int, now time.Time) int64
 		o = &otherTrack{u: newUnwrapper(ts, now, ticks, rate), since: now, least: t.leastDelay}
 		t.others[idx] = o
 	} else {
-		ticks = o.u.next(ts, now)
+		ticks = o.u.next(ts, now, func(c int64) (bool, bool) { return t.witness(o.u, c, now) })
 	}
 	if !o.synced {
 		// Where arrival times place this packet now: as late as the

@@ -32,7 +32,7 @@ func TestUnwrapperAbsorbsJumps(t *testing.T) {
 		if u == nil {
 			u = newUnwrapper(ts, now, 0, 90000)
 		} else {
-			got = u.next(ts, now)
+			got = u.next(ts, now, nil)
 		}
 		if i > 0 {
 			want := pts - (int64((i-1)/4*4)*frame + pattern[(i-1)%4]*frame)
@@ -79,12 +79,12 @@ func TestUnwrapperCountsHoles(t *testing.T) {
 			for range 10 {
 				ts += frame
 				now = now.Add(frameDur)
-				got = u.next(ts, now)
+				got = u.next(ts, now, nil)
 			}
 			before := got
 			ts += uint32(durationToTicks(tc.step, 90000))
 			now = now.Add(tc.arrival)
-			step := u.next(ts, now) - before
+			step := u.next(ts, now, nil) - before
 			switch want := durationToTicks(tc.step, 90000); {
 			case tc.hole && step != want:
 				t.Errorf("step %v, want the hole's %v", ticksToDuration(step, 90000), tc.step)
@@ -92,7 +92,7 @@ func TestUnwrapperCountsHoles(t *testing.T) {
 				t.Errorf("step %v, want a frame or two (a jump)", ticksToDuration(step, 90000))
 			}
 			ts += frame
-			if d := u.next(ts, now.Add(frameDur)) - before - step; d != frame {
+			if d := u.next(ts, now.Add(frameDur), nil) - before - step; d != frame {
 				t.Errorf("the frame after: step %d ticks, want %d", d, frame)
 			}
 		})
