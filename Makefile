@@ -134,8 +134,8 @@ test-alone-sync:
 # priority; B's attack and matrix at nice 10. The two latency tests (A2) run
 # after A1 or after B, whichever ends first: test-phases names a directory
 # (A2_CLAIM), and the first to create it runs them (mkdir is atomic). A1
-# takes about as long as B in a fast hour; in a slow one B's nice 10 makes
-# it the longer. Without A2_CLAIM, test-alone-a runs them.
+# (about 70 s) has ended first in the runs measured, so A2 runs beside B's
+# matrix. Without A2_CLAIM, test-alone-a runs them.
 A2_CLAIM ?=
 test-alone-a:
 	$(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '$(E2E_ALONE_A1)' ./e2e

@@ -14,9 +14,9 @@ type camState struct {
 	id string
 
 	mu     sync.Mutex
-	key    keyframe // newest keyframe; id 0 before the first
-	snapID uint64   // keyframe id of the last snapshot stored
-	snap   Snapshot // that snapshot, JPEG nil
+	key    keyframe      // newest keyframe; id 0 before the first
+	snapID uint64        // keyframe id of the last snapshot stored
+	snap   Snapshot      // that snapshot, JPEG nil
 	newer  chan struct{} // closed when a keyframe is noted; nil until asked for
 }
 

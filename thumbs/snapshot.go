@@ -102,7 +102,7 @@ func (s *Service) readKeyframe(ctx context.Context, cam *camState) (k keyframe, 
 			case <-wait:
 			case <-ctx.Done():
 			}
-			return k, nil, nil, fmt.Errorf("camera %s: %w: the segment of the newest keyframe has ended, and no keyframe followed within %v (%v)", cam.id, ErrNoKeyframe, s.cfg.KeyframeWait, readErr)
+			return k, nil, nil, fmt.Errorf("camera %s: %w: the segment of the newest keyframe has ended, and no keyframe followed (waited up to %v) (%v)", cam.id, ErrNoKeyframe, s.cfg.KeyframeWait, readErr)
 		}
 		nalus, err := k.load()
 		if err == nil {
